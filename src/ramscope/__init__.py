@@ -1,0 +1,78 @@
+"""ramscope: derive least-privilege permission sets from an A2A agent card's
+Resource Access Manifest (RAM).
+
+The public API::
+
+    card = ramscope.load_card("examples/travel-agent.card.json")
+    for d in ramscope.validate(card):
+        print(d.severity.value, d.code, d.path, d.message)
+"""
+
+from ._version import __version__
+from .card import Card, CardShape, load_card
+from .config import Settings
+from .diagnostics import Diagnostic, Rule, Severity, all_rules
+from .errors import (
+    BlockedURLError,
+    CassetteMissError,
+    FetchError,
+    FetchTimeoutError,
+    InputError,
+    LimitError,
+    OfflineMissError,
+    PolicyError,
+    RamscopeError,
+    SpecError,
+    SpecTooLargeError,
+)
+from .manifest import (
+    AccessNecessity,
+    ApiOperationSpec,
+    IdentityType,
+    InteractionProtocol,
+    Manifest,
+    Operation,
+    Resource,
+    ResourceAccess,
+    ResourceAccessManifest,
+    ResourceOwner,
+    ResourceSpec,
+    parse_manifest,
+)
+from .validate import validate
+
+__all__ = [
+    "AccessNecessity",
+    "ApiOperationSpec",
+    "BlockedURLError",
+    "Card",
+    "CardShape",
+    "CassetteMissError",
+    "Diagnostic",
+    "FetchError",
+    "FetchTimeoutError",
+    "IdentityType",
+    "InputError",
+    "InteractionProtocol",
+    "LimitError",
+    "Manifest",
+    "OfflineMissError",
+    "Operation",
+    "PolicyError",
+    "RamscopeError",
+    "Resource",
+    "ResourceAccess",
+    "ResourceAccessManifest",
+    "ResourceOwner",
+    "ResourceSpec",
+    "Rule",
+    "Settings",
+    "Severity",
+    "SpecError",
+    "SpecTooLargeError",
+    "__version__",
+    "all_rules",
+    "load_card",
+    "parse_manifest",
+    "validate",
+]

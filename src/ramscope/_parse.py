@@ -1,0 +1,517 @@
+"""Bounded, safe parsing of JSON and YAML documents written by strangers.
+
+Every document ramscope reads (cards, policies, specs) goes through here, so the
+bounds live in one place:
+
+* size is checked before parsing;
+* text must be UTF-8 (an optional BOM is dropped); the offending byte is named;
+* JSON nesting is bounded by the parser (stdlib: the recursion limit; orjson: 1024),
+  and then by ``Limits.max_depth``;
+* YAML is loaded only with the safe loaders (libyaml's ``CSafeLoader`` when
+  present, which also caps nesting at 1000); aliases are counted on the node
+  graph *before* construction, so an alias bomb is refused in linear time and a
+  recursive alias never reaches code that would walk it forever;
+* YAML scalars that the safe loader would turn into dates or bytes stay strings,
+  and mapping keys are strings, so YAML and JSON inputs give the same values;
+* duplicate mapping keys are an error where ``strict_keys`` is set: which of two
+  values "wins" differs between parsers, and a manifest whose meaning depends on
+  the parser is not one to grant permissions from.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+import yaml
+
+from .diagnostics import escape_pointer_token
+from .errors import InputError, LimitError
+
+__all__ = ["Limits", "ParsedDocument", "parse_bytes", "read_bytes", "read_document"]
+
+DocFormat = Literal["json", "yaml"]
+
+_MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_bytes: int = 16 * _MiB
+    max_depth: int = 200
+    #: Nodes in the YAML graph once aliases are expanded; bounds alias bombs.
+    max_yaml_nodes: int = 2_000_000
+    #: Duplicate keys are an error (cards, policies). Specs relax this.
+    strict_keys: bool = True
+    #: Record line/column of values (cards: yes, for diagnostics; large specs: no).
+    positions: bool = True
+
+
+@dataclass(slots=True)
+class ParsedDocument:
+    value: Any
+    format: DocFormat
+    source: str
+    text: str = field(repr=False)
+    _positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
+
+    def position(self, pointer: str) -> tuple[int, int] | None:
+        """1-based (line, column) of the value at ``pointer``, or of its nearest ancestor."""
+        if self._positions is None:
+            self._positions = json_positions(self.text) if self.format == "json" else {}
+        ptr = pointer
+        while True:
+            pos = self._positions.get(ptr)
+            if pos is not None:
+                return pos
+            if not ptr:
+                return None
+            ptr = ptr[: ptr.rfind("/")]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_bytes(path: str | os.PathLike[str], *, max_bytes: int) -> tuple[bytes, str]:
+    """Read a file (``-`` is standard input) without ever holding more than ``max_bytes + 1``."""
+    name = str(path)
+    if name == "-":
+        data = sys.stdin.buffer.read(max_bytes + 1)
+        source = "<stdin>"
+    else:
+        source = name
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if stat.S_ISDIR(st.st_mode):
+                    raise InputError("is a directory, not a file", source=source)
+                if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
+                    raise LimitError(
+                        f"file is {st.st_size:,} bytes, over the limit of {max_bytes:,} bytes",
+                        source=source,
+                    )
+                data = fh.read(max_bytes + 1)
+        except FileNotFoundError:
+            raise InputError("no such file", source=source) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, not a file", source=source) from None
+        except PermissionError:
+            raise InputError("permission denied", source=source) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    if len(data) > max_bytes:
+        raise LimitError(f"input is over the limit of {max_bytes:,} bytes", source=source)
+    return data, source
+
+
+def read_document(
+    path: str | os.PathLike[str], *, limits: Limits = Limits(), fmt: DocFormat | None = None
+) -> ParsedDocument:
+    data, source = read_bytes(path, max_bytes=limits.max_bytes)
+    if fmt is None and source != "<stdin>":
+        suffix = Path(source).suffix.lower()
+        fmt = "yaml" if suffix in (".yaml", ".yml") else "json" if suffix == ".json" else None
+    return parse_bytes(data, source=source, limits=limits, fmt=fmt)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_bytes(
+    data: bytes, *, source: str, limits: Limits = Limits(), fmt: DocFormat | None = None
+) -> ParsedDocument:
+    """Parse JSON or YAML. ``fmt=None`` sniffs: ``{``/``[`` first means JSON, else YAML."""
+    if len(data) > limits.max_bytes:
+        raise LimitError(f"input is over the limit of {limits.max_bytes:,} bytes", source=source)
+    text = _decode(data, source)
+    if fmt is None:
+        head = text.lstrip(" \t\r\n")[:1]
+        fmt = "json" if head in ("{", "[") else "yaml"
+        if fmt == "json":
+            try:
+                return _parse_json(text, source, limits)
+            except InputError:
+                # YAML flow style also starts with "{": give YAML a chance, but if it
+                # fails too, the JSON error is the one that explains the file.
+                try:
+                    return _parse_yaml(text, source, limits)
+                except LimitError:
+                    raise
+                except InputError:
+                    pass
+                return _parse_json(text, source, limits)
+    if fmt == "json":
+        return _parse_json(text, source, limits)
+    return _parse_yaml(text, source, limits)
+
+
+def _decode(data: bytes, source: str) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError("is UTF-16 encoded; ramscope reads UTF-8 only", source=source)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(
+            f"is not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
+            source=source,
+            line=line,
+            column=col,
+        ) from None
+
+
+def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
+    try:
+        if limits.strict_keys:
+            value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        else:
+            value = orjson.loads(text)
+    except _DuplicateKey as dup:
+        pos = _find_json_key(text, dup.key)
+        raise InputError(
+            f"duplicate key {dup.key!r}: parsers disagree on which value wins, so it is refused",
+            source=source,
+            line=pos[0] if pos else None,
+            column=pos[1] if pos else None,
+        ) from None
+    except RecursionError:
+        raise LimitError("nesting is too deep to parse", source=source) from None
+    except json.JSONDecodeError as exc:
+        msg = exc.msg
+        if "depth limit" in msg or "recursion" in msg:
+            raise LimitError("nesting is too deep to parse", source=source) from None
+        raise InputError(f"invalid JSON: {msg}", source=source, line=exc.lineno, column=exc.colno) from None
+    except ValueError as exc:  # pragma: no cover - orjson raises JSONDecodeError subclasses
+        raise InputError(f"invalid JSON: {exc}", source=source) from None
+    _check_depth(value, limits.max_depth, source)
+    return ParsedDocument(value=value, format="json", source=source, text=text)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def _find_json_key(text: str, key: str) -> tuple[int, int] | None:
+    """Position of the second occurrence of a key; good enough to point the user at it."""
+    needle = json.dumps(key)
+    matches = [m.start() for m in re.finditer(re.escape(needle) + r"\s*:", text)]
+    if len(matches) < 2:
+        return None
+    return _line_col(text, matches[1])
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _check_depth(value: Any, max_depth: int, source: str) -> None:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if d > max_depth:
+            raise LimitError(f"nesting is deeper than {max_depth} levels", source=source)
+        if isinstance(v, dict):
+            stack.extend((c, d + 1) for c in v.values() if isinstance(c, dict | list))
+        elif isinstance(v, list):
+            stack.extend((c, d + 1) for c in v if isinstance(c, dict | list))
+
+
+# --------------------------------------------------------------------------- YAML
+
+_BaseLoader: type[yaml.SafeLoader]
+try:
+    _BaseLoader = yaml.CSafeLoader  # type: ignore[assignment]
+except AttributeError:  # pragma: no cover - wheels ship libyaml on the platforms we run on
+    _BaseLoader = yaml.SafeLoader
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The safe loader, with every scalar kept JSON-compatible."""
+
+
+def _as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    return str(loader.construct_scalar(node))  # type: ignore[arg-type]
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _as_string)
+_Loader.add_constructor("tag:yaml.org,2002:binary", _as_string)
+
+
+def _parse_yaml(text: str, source: str, limits: Limits) -> ParsedDocument:
+    loader = _Loader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except RecursionError:
+            raise LimitError("nesting is too deep to parse", source=source) from None
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            problem = exc.problem or exc.context or "syntax error"
+            if "maximum nesting depth" in str(exc):
+                raise LimitError("nesting is too deep to parse", source=source) from None
+            raise InputError(
+                f"invalid YAML: {problem}",
+                source=source,
+                line=mark.line + 1 if mark else None,
+                column=mark.column + 1 if mark else None,
+            ) from None
+        except yaml.YAMLError as exc:
+            raise InputError(f"invalid YAML: {exc}", source=source) from None
+        if node is None:
+            raise InputError("is empty", source=source)
+        positions = _inspect_yaml(node, source, limits)
+        try:
+            value = loader.construct_document(node)
+        except yaml.constructor.ConstructorError as exc:
+            mark = exc.problem_mark
+            raise InputError(
+                f"unsupported YAML: {exc.problem}",
+                source=source,
+                line=mark.line + 1 if mark else None,
+                column=mark.column + 1 if mark else None,
+            ) from None
+        except RecursionError:
+            raise LimitError("nesting is too deep to parse", source=source) from None
+    finally:
+        loader.dispose()
+    value = _jsonify(value)
+    return ParsedDocument(value=value, format="yaml", source=source, text=text, _positions=positions)
+
+
+def _inspect_yaml(root: yaml.Node, source: str, limits: Limits) -> dict[str, tuple[int, int]]:
+    """Bound the expanded size, refuse cycles and duplicate keys, collect positions.
+
+    The expanded size of a node is computed once per node (memoised on identity), so
+    a billion-laughs document costs time linear in its text, not in its expansion.
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    # Iterative post-order walk: (node, children-done?)
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        nid = id(node)
+        if done:
+            on_path.discard(nid)
+            total = 1
+            for child in _children(node):
+                total += sizes[id(child)]
+            if total > limits.max_yaml_nodes:
+                raise LimitError(
+                    f"YAML expands to more than {limits.max_yaml_nodes:,} nodes (alias bomb?)",
+                    source=source,
+                    line=node.start_mark.line + 1,
+                    column=node.start_mark.column + 1,
+                )
+            sizes[nid] = total
+            continue
+        if nid in sizes:
+            continue
+        if nid in on_path:
+            raise InputError(
+                "YAML alias refers to itself (recursive structure)",
+                source=source,
+                line=node.start_mark.line + 1,
+                column=node.start_mark.column + 1,
+            )
+        on_path.add(nid)
+        stack.append((node, True))
+        if isinstance(node, yaml.MappingNode) and limits.strict_keys:
+            seen: set[str] = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    if key_node.value in seen:
+                        raise InputError(
+                            f"duplicate key {key_node.value!r}: parsers disagree on which value wins, "
+                            "so it is refused",
+                            source=source,
+                            line=key_node.start_mark.line + 1,
+                            column=key_node.start_mark.column + 1,
+                        )
+                    seen.add(key_node.value)
+        for child in _children(node):
+            cid = id(child)
+            if cid in on_path:
+                raise InputError(
+                    "YAML alias refers to itself (recursive structure)",
+                    source=source,
+                    line=child.start_mark.line + 1,
+                    column=child.start_mark.column + 1,
+                )
+            if cid not in sizes:
+                stack.append((child, False))
+    return _yaml_positions(root) if limits.positions else {}
+
+
+def _children(node: yaml.Node) -> Iterator[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        yield from node.value
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            yield k
+            yield v
+
+
+def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    while stack and len(out) < cap:
+        node, ptr = stack.pop()
+        if ptr in out:
+            continue
+        out[ptr] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((c, f"{ptr}/{i}") for i, c in enumerate(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode):
+                    stack.append((v, f"{ptr}/{escape_pointer_token(k.value)}"))
+    return out
+
+
+def _jsonify(value: Any) -> Any:
+    """Make constructed YAML JSON-compatible: string keys, lists for sets and tuples."""
+    # Iterative, since the structure was only bounded in size, not in our stack.
+    if not isinstance(value, dict | list | set | tuple):
+        return value
+    root_box: list[Any] = [None]
+    work: list[tuple[Any, Callable[[Any], None]]] = [(value, lambda v: root_box.__setitem__(0, v))]
+    while work:
+        v, put = work.pop()
+        if isinstance(v, dict):
+            new_d: dict[str, Any] = {}
+            put(new_d)
+            for k, child in v.items():
+                key = _key_str(k)
+                new_d[key] = None
+                work.append((child, _setter(new_d, key)))
+        elif isinstance(v, list | tuple | set):
+            items = sorted(v, key=repr) if isinstance(v, set) else list(v)
+            new_l: list[Any] = [None] * len(items)
+            put(new_l)
+            for i, child in enumerate(items):
+                work.append((child, _setter(new_l, i)))
+        else:
+            put(v)
+    return root_box[0]
+
+
+def _setter(container: Any, key: Any) -> Callable[[Any], None]:
+    def put(v: Any) -> None:
+        container[key] = v
+
+    return put
+
+
+def _key_str(k: Any) -> str:
+    if isinstance(k, str):
+        return k
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    if k is None:
+        return "null"
+    return str(k)
+
+
+# --------------------------------------------------------------------------- JSON positions
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<str>"(?:[^"\\]|\\.)*")
+      | (?P<punct>[{}\[\]:,])
+      | (?P<lit>[^\s{}\[\]:,"]+)
+    )""",
+    re.VERBOSE | re.DOTALL,
+)
+
+
+def json_positions(text: str) -> dict[str, tuple[int, int]]:
+    """Map JSON pointer -> (line, column) of the value it names, in one iterative pass.
+
+    Used only to point diagnostics at lines; it tolerates what the real parser
+    already accepted and stops quietly on anything else.
+    """
+    newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+
+    def line_col(off: int) -> tuple[int, int]:
+        n = bisect.bisect_left(newlines, off)
+        start = newlines[n - 1] + 1 if n else 0
+        return n + 1, off - start + 1
+
+    out: dict[str, tuple[int, int]] = {}
+    # Stack frames: [kind, pointer, next index or pending key, expecting_key]
+    stack: list[list[Any]] = []
+    pos = 0
+    pending_ptr = ""
+    expecting_value = True
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            break
+        pos = m.end()
+        start = m.start(m.lastgroup) if m.lastgroup else m.start()
+        tok = m.group(m.lastgroup or 0)
+        if m.lastgroup == "punct":
+            if tok in "{[":
+                out.setdefault(pending_ptr, line_col(start))
+                if tok == "{":
+                    stack.append(["obj", pending_ptr, None, True])
+                    expecting_value = False
+                else:
+                    stack.append(["arr", pending_ptr, 0, False])
+                    pending_ptr = f"{pending_ptr}/0"
+                    expecting_value = True
+            elif tok in "}]":
+                if not stack:
+                    break
+                stack.pop()
+                expecting_value = False
+            elif tok == ":":
+                expecting_value = True
+            elif tok == ",":
+                if not stack:
+                    break
+                top = stack[-1]
+                if top[0] == "arr":
+                    top[2] += 1
+                    pending_ptr = f"{top[1]}/{top[2]}"
+                    expecting_value = True
+                else:
+                    top[3] = True
+                    expecting_value = False
+            continue
+        # A string or a literal.
+        if stack and stack[-1][0] == "obj" and stack[-1][3] and not expecting_value:
+            try:
+                key = json.loads(tok)
+            except ValueError:
+                break
+            stack[-1][3] = False
+            pending_ptr = f"{stack[-1][1]}/{escape_pointer_token(key)}"
+            continue
+        out.setdefault(pending_ptr, line_col(start))
+        expecting_value = False
+    return out

@@ -1,0 +1,218 @@
+"""The ``ramscope`` command line: argument parsing and rendering only.
+
+Every command is a thin call into the library API; nothing here decides what a
+permission is. Exit codes (``CONTRACT.md``): 0 success, 1 invalid card,
+2 usage error or unreadable input, 3 derivation incomplete, 4 (diff) new
+permissions needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from . import __version__
+from ._text import for_terminal
+from .card import load_card
+from .config import Settings, default_cache_dir
+from .diagnostics import Severity, has_errors
+from .errors import RamscopeError
+from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text
+from .schema import SCHEMA_NAMES, load_schema, render
+from .validate import validate
+
+__all__ = ["EXIT_DIFF_NEW_PERMISSIONS", "EXIT_INCOMPLETE", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "main"]
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+EXIT_DIFF_NEW_PERMISSIONS = 4
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors exit 2 with one clean line (argparse's own convention too)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {v}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return v
+
+
+def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> None:
+    """The global options; on subcommands they default to SUPPRESS so values given
+    before the command are not overwritten by a subparser's defaults."""
+
+    def d(value: Any) -> Any:
+        return argparse.SUPPRESS if in_subcommand else value
+
+    g = p.add_argument_group("global options")
+    g.add_argument("--cache-dir", type=Path, default=d(None), metavar="DIR",
+                   help="spec cache (default: $RAMSCOPE_CACHE_DIR, else ./specs_cache)")
+    g.add_argument("--offline", action="store_true", default=d(False),
+                   help="never touch the network; only the cache and a cassette answer")
+    g.add_argument("--cassette", type=Path, default=d(None), metavar="FILE",
+                   help="replay recorded HTTP exchanges from FILE (with --record: record into it)")
+    g.add_argument("--record", action="store_true", default=d(False), help="record exchanges into --cassette")
+    g.add_argument("--allow-private-network", action="store_true", default=d(False),
+                   help="allow spec URLs on loopback, private, link-local and other non-public addresses")
+    g.add_argument("--timeout", type=_positive_float, default=d(30.0), metavar="SECONDS",
+                   help="total time allowed per exchange (default 30)")
+    g.add_argument("--max-spec-bytes", type=_positive_int, default=d(64 * 1024 * 1024), metavar="N",
+                   help="largest spec accepted, after decompression (default 64 MiB)")
+    g.add_argument("--jobs", type=_positive_int, default=d(8), metavar="N", help="concurrent fetches (default 8)")
+    g.add_argument("--cache-ttl", type=_positive_float, default=d(86400.0), metavar="SECONDS",
+                   help="freshness of cached specs when the server gives none (default 24 h)")
+    g.add_argument("--refresh", action="store_true", default=d(False), help="refetch even fresh cache entries")
+    g.add_argument("--max-depth", type=int, default=d(3), metavar="N",
+                   help="how deep to follow A2A agents carrying their own manifest (default 3)")
+    g.add_argument("--no-progress", action="store_true", default=d(False), help="no progress bars")
+    g.add_argument("-q", "--quiet", action="count", default=d(0), help="less output")
+    g.add_argument("-v", "--verbose", action="count", default=d(0), help="more output")
+
+
+@dataclass(frozen=True, slots=True)
+class _Command:
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _configure_validate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cards", nargs="+", metavar="CARD", help="card or manifest file (JSON or YAML; - for stdin)")
+    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+
+
+def _run_validate(args: argparse.Namespace) -> int:
+    results: list[CardDiagnostics] = []
+    for path in args.cards:
+        card = load_card(path)
+        results.append(CardDiagnostics(card, validate(card)))
+    out = sys.stdout
+    if args.format == "text":
+        min_sev = Severity.ERROR if args.quiet >= 1 else Severity.INFO
+        out.write(render_text(results, min_severity=min_sev))
+    elif args.format == "json":
+        docs = render_json(results)
+        _write_json(out, docs[0] if len(docs) == 1 else docs)
+    else:
+        _write_json(out, render_sarif(results))
+    return EXIT_INVALID if any(has_errors(r.diagnostics) for r in results) else EXIT_OK
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def _configure_schema(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", choices=SCHEMA_NAMES, help="which schema to print")
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    sys.stdout.write(render(load_schema(args.name)))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- plumbing
+
+COMMANDS: list[_Command] = [
+    _Command("validate", "check a card's manifest; no network", _configure_validate, _run_validate),
+    _Command("schema", "print the JSON Schema of the manifest or of the report", _configure_schema, _run_schema),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ramscope",
+        description="Derive least-privilege permission sets from an A2A agent card's Resource Access Manifest.",
+    )
+    parser.add_argument("--version", action="version", version=f"ramscope {__version__}")
+    _add_global_options(parser, in_subcommand=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for cmd in COMMANDS:
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.configure(p)
+        _add_global_options(p, in_subcommand=True)
+        p.set_defaults(_run=cmd.run)
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    return Settings(
+        cache_dir=args.cache_dir or default_cache_dir(),
+        offline=args.offline,
+        cassette=args.cassette,
+        record=args.record,
+        allow_private_network=args.allow_private_network,
+        timeout=args.timeout,
+        max_spec_bytes=args.max_spec_bytes,
+        jobs=args.jobs,
+        cache_ttl=args.cache_ttl,
+        refresh=args.refresh,
+        progress=not args.no_progress and sys.stderr.isatty() and args.quiet == 0,
+        max_depth=args.max_depth,
+    )
+
+
+def _write_json(out: TextIO, doc: Any) -> None:
+    out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> int:
+    sys.stderr.write(f"ramscope: error: {for_terminal(message)}\n")
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.record and args.cassette is None:
+        parser.error("--record needs --cassette FILE")
+    if args.record and args.offline:
+        parser.error("--record and --offline contradict each other")
+    try:
+        code: int = args._run(args)
+    except RamscopeError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("ramscope: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); nothing more to say to it.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Run-wide settings, shared by the CLI and the library API.
+
+The CLI builds one :class:`Settings` from its options; library users build it
+directly. Every stage reads the fields it needs and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["DEFAULT_CACHE_DIR", "Settings", "default_cache_dir"]
+
+DEFAULT_CACHE_DIR = "specs_cache"
+_MiB = 1024 * 1024
+
+
+def default_cache_dir() -> Path:
+    """``$RAMSCOPE_CACHE_DIR``, else ``./specs_cache``."""
+    env = os.environ.get("RAMSCOPE_CACHE_DIR")
+    return Path(env) if env else Path(DEFAULT_CACHE_DIR)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    #: Never touch the network: only the cache and a cassette answer.
+    offline: bool = False
+    #: Replay recorded exchanges from this file (and, with ``record``, record into it).
+    cassette: Path | None = None
+    record: bool = False
+    #: Lift the address check of the URL guard (loopback, private, link-local ...).
+    allow_private_network: bool = False
+    #: Total seconds allowed for one exchange (connect + read included).
+    timeout: float = 30.0
+    max_spec_bytes: int = 64 * _MiB
+    #: Concurrent fetches.
+    jobs: int = 8
+    #: Seconds a cached spec stays fresh when the server says nothing.
+    cache_ttl: float = 24 * 3600.0
+    #: Refetch even fresh cache entries.
+    refresh: bool = False
+    #: Show progress bars (the CLI turns this off when not on a terminal).
+    progress: bool = False
+    #: How deep to follow A2A agents that carry their own manifest.
+    max_depth: int = 3
