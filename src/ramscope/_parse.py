@@ -37,7 +37,7 @@ import yaml
 from .diagnostics import escape_pointer_token
 from .errors import InputError, LimitError
 
-__all__ = ["Limits", "ParsedDocument", "parse_bytes", "read_bytes", "read_document"]
+__all__ = ["CARD_LIMITS", "Limits", "ParsedDocument", "parse_bytes", "read_bytes", "read_document"]
 
 DocFormat = Literal["json", "yaml"]
 
@@ -54,6 +54,9 @@ class Limits:
     strict_keys: bool = True
     #: Record line/column of values (cards: yes, for diagnostics; large specs: no).
     positions: bool = True
+
+
+CARD_LIMITS = Limits()
 
 
 @dataclass(slots=True)
@@ -114,7 +117,7 @@ def read_bytes(path: str | os.PathLike[str], *, max_bytes: int) -> tuple[bytes, 
 
 
 def read_document(
-    path: str | os.PathLike[str], *, limits: Limits = Limits(), fmt: DocFormat | None = None
+    path: str | os.PathLike[str], *, limits: Limits = CARD_LIMITS, fmt: DocFormat | None = None
 ) -> ParsedDocument:
     data, source = read_bytes(path, max_bytes=limits.max_bytes)
     if fmt is None and source != "<stdin>":
@@ -127,7 +130,7 @@ def read_document(
 
 
 def parse_bytes(
-    data: bytes, *, source: str, limits: Limits = Limits(), fmt: DocFormat | None = None
+    data: bytes, *, source: str, limits: Limits = CARD_LIMITS, fmt: DocFormat | None = None
 ) -> ParsedDocument:
     """Parse JSON or YAML. ``fmt=None`` sniffs: ``{``/``[`` first means JSON, else YAML."""
     if len(data) > limits.max_bytes:
@@ -174,10 +177,8 @@ def _decode(data: bytes, source: str) -> str:
 
 def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
     try:
-        if limits.strict_keys:
-            value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-        else:
-            value = orjson.loads(text)
+        # Strict: the stdlib parser, which can report duplicate keys; else orjson, ~3x faster.
+        value = json.loads(text, object_pairs_hook=_no_duplicate_keys) if limits.strict_keys else orjson.loads(text)
     except _DuplicateKey as dup:
         pos = _find_json_key(text, dup.key)
         raise InputError(
@@ -345,8 +346,7 @@ def _inspect_yaml(root: yaml.Node, source: str, limits: Limits) -> dict[str, tup
                 if isinstance(key_node, yaml.ScalarNode):
                     if key_node.value in seen:
                         raise InputError(
-                            f"duplicate key {key_node.value!r}: parsers disagree on which value wins, "
-                            "so it is refused",
+                            f"duplicate key {key_node.value!r}: parsers disagree on which value wins, so it is refused",
                             source=source,
                             line=key_node.start_mark.line + 1,
                             column=key_node.start_mark.column + 1,

@@ -17,8 +17,7 @@ __all__ = ["for_terminal", "one_line"]
 # C0 and C1 controls, DEL; bidi embeddings, overrides, isolates and marks; zero-width
 # and other invisible formatting characters; line/paragraph separators.
 _UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f"
-    "\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\u3164\ufeff\uffa0\ufff9-\ufffb]"
+    "[\x00-\x1f\x7f-\x9f\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\u3164\ufeff\uffa0\ufff9-\ufffb]"
 )
 
 

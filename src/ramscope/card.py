@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ._parse import Limits, ParsedDocument, parse_bytes, read_bytes
+from ._parse import CARD_LIMITS, Limits, ParsedDocument, parse_bytes, read_bytes
 from .diagnostics import Diagnostic, Severity, join_pointer, rule
 from .errors import InputError
 from .manifest import ResourceAccessManifest, parse_manifest
 
-__all__ = ["Card", "CardShape", "load_card", "RAM_EXTENSION_URI", "MANIFEST_KEYS"]
+__all__ = ["MANIFEST_KEYS", "RAM_EXTENSION_URI", "Card", "CardShape", "load_card"]
 
 #: The URI ramscope writes for the RAM extension entry. Any extension whose
 #: params carry a manifest is accepted on input; the proposal names no URI yet.
@@ -36,9 +36,7 @@ RAM_EXTENSION_URI = "https://github.com/a2aproject/A2A/issues/1426#resource-acce
 CARD_KEYS = ("resourceAccessManifest", "resource_access_manifest")
 MANIFEST_KEYS = frozenset({"resources", "operations", "resource_accesses", "resourceAccesses"})
 
-NO_MANIFEST = rule(
-    "no-manifest", Severity.ERROR, "The document carries no Resource Access Manifest.", stage="parse"
-)
+NO_MANIFEST = rule("no-manifest", Severity.ERROR, "The document carries no Resource Access Manifest.", stage="parse")
 MULTIPLE_MANIFESTS = rule(
     "multiple-manifests",
     Severity.ERROR,
@@ -115,7 +113,7 @@ def load_card(
     source: str | os.PathLike[str] | bytes | Mapping[str, Any],
     *,
     name: str | None = None,
-    limits: Limits = Limits(),
+    limits: Limits = CARD_LIMITS,
 ) -> Card:
     """Load a card from a path (``-`` for stdin), raw bytes, or an already parsed mapping.
 

@@ -72,25 +72,63 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         return argparse.SUPPRESS if in_subcommand else value
 
     g = p.add_argument_group("global options")
-    g.add_argument("--cache-dir", type=Path, default=d(None), metavar="DIR",
-                   help="spec cache (default: $RAMSCOPE_CACHE_DIR, else ./specs_cache)")
-    g.add_argument("--offline", action="store_true", default=d(False),
-                   help="never touch the network; only the cache and a cassette answer")
-    g.add_argument("--cassette", type=Path, default=d(None), metavar="FILE",
-                   help="replay recorded HTTP exchanges from FILE (with --record: record into it)")
+    g.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=d(None),
+        metavar="DIR",
+        help="spec cache (default: $RAMSCOPE_CACHE_DIR, else ./specs_cache)",
+    )
+    g.add_argument(
+        "--offline",
+        action="store_true",
+        default=d(False),
+        help="never touch the network; only the cache and a cassette answer",
+    )
+    g.add_argument(
+        "--cassette",
+        type=Path,
+        default=d(None),
+        metavar="FILE",
+        help="replay recorded HTTP exchanges from FILE (with --record: record into it)",
+    )
     g.add_argument("--record", action="store_true", default=d(False), help="record exchanges into --cassette")
-    g.add_argument("--allow-private-network", action="store_true", default=d(False),
-                   help="allow spec URLs on loopback, private, link-local and other non-public addresses")
-    g.add_argument("--timeout", type=_positive_float, default=d(30.0), metavar="SECONDS",
-                   help="total time allowed per exchange (default 30)")
-    g.add_argument("--max-spec-bytes", type=_positive_int, default=d(64 * 1024 * 1024), metavar="N",
-                   help="largest spec accepted, after decompression (default 64 MiB)")
+    g.add_argument(
+        "--allow-private-network",
+        action="store_true",
+        default=d(False),
+        help="allow spec URLs on loopback, private, link-local and other non-public addresses",
+    )
+    g.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=d(30.0),
+        metavar="SECONDS",
+        help="total time allowed per exchange (default 30)",
+    )
+    g.add_argument(
+        "--max-spec-bytes",
+        type=_positive_int,
+        default=d(64 * 1024 * 1024),
+        metavar="N",
+        help="largest spec accepted, after decompression (default 64 MiB)",
+    )
     g.add_argument("--jobs", type=_positive_int, default=d(8), metavar="N", help="concurrent fetches (default 8)")
-    g.add_argument("--cache-ttl", type=_positive_float, default=d(86400.0), metavar="SECONDS",
-                   help="freshness of cached specs when the server gives none (default 24 h)")
+    g.add_argument(
+        "--cache-ttl",
+        type=_positive_float,
+        default=d(86400.0),
+        metavar="SECONDS",
+        help="freshness of cached specs when the server gives none (default 24 h)",
+    )
     g.add_argument("--refresh", action="store_true", default=d(False), help="refetch even fresh cache entries")
-    g.add_argument("--max-depth", type=int, default=d(3), metavar="N",
-                   help="how deep to follow A2A agents carrying their own manifest (default 3)")
+    g.add_argument(
+        "--max-depth",
+        type=int,
+        default=d(3),
+        metavar="N",
+        help="how deep to follow A2A agents carrying their own manifest (default 3)",
+    )
     g.add_argument("--no-progress", action="store_true", default=d(False), help="no progress bars")
     g.add_argument("-q", "--quiet", action="count", default=d(0), help="less output")
     g.add_argument("-v", "--verbose", action="count", default=d(0), help="more output")

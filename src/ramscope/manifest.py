@@ -52,7 +52,9 @@ UNKNOWN_FIELD = rule(
     "unknown-field", Severity.WARNING, "A field the RAM proto does not define (typo or extension).", stage="parse"
 )
 UNKNOWN_ENUM = rule(
-    "unknown-enum-value", Severity.ERROR, "An enum field holds a name or number the proto does not define.",
+    "unknown-enum-value",
+    Severity.ERROR,
+    "An enum field holds a name or number the proto does not define.",
     stage="parse",
 )
 DUPLICATE_FIELD = rule(
@@ -440,14 +442,10 @@ def _parse_value(fi: _FieldInfo, raw: object, ptr: str, diags: list[Diagnostic])
                 if isinstance(item, str):
                     out.append(item)
                 else:
-                    diags.append(
-                        INVALID_TYPE(join_pointer(ptr, i), f"expected a string, got {_json_type(item)}")
-                    )
+                    diags.append(INVALID_TYPE(join_pointer(ptr, i), f"expected a string, got {_json_type(item)}"))
             return tuple(out)
         if isinstance(raw, str):
-            diags.append(
-                INVALID_TYPE(ptr, "expected an array of strings, got a string", hint=f"write [{_quote(raw)}]")
-            )
+            diags.append(INVALID_TYPE(ptr, "expected an array of strings, got a string", hint=f"write [{_quote(raw)}]"))
             return _REJECTED
     elif kind == "messages":
         assert fi.target is not None

@@ -30,9 +30,7 @@ HTTP_METHODS = frozenset({"GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PA
 
 _S = "validate"
 MISSING_ID = rule("missing-id", Severity.ERROR, "An entry has no id, so nothing can refer to it.", stage=_S)
-DUPLICATE_ID = rule(
-    "duplicate-id", Severity.ERROR, "Two resources, operations or accesses share an id.", stage=_S
-)
+DUPLICATE_ID = rule("duplicate-id", Severity.ERROR, "Two resources, operations or accesses share an id.", stage=_S)
 DANGLING_REFERENCE = rule(
     "dangling-reference",
     Severity.ERROR,
@@ -195,16 +193,16 @@ def _check_resource(r: Resource, out: list[Diagnostic]) -> None:
         out.append(MISSING_SPEC_URL(where, f"resource {label!r} has no spec.spec_url"))
     elif spec.spec_url:
         out.extend(check_spec_url(spec.spec_url, spec.loc.of("spec_url")))
-    if r.interaction_protocol is InteractionProtocol.MCP and not r.resource_path:
-        if spec is None or "resource_path" not in spec.loc.rejected:
-            where = spec.loc.of("resource_path") if spec is not None else r.loc.pointer
-            out.append(
-                MISSING_TOOL_NAME(
-                    where,
-                    f"MCP resource {label!r} names no tool",
-                    hint="put the exact tool name (as tools/list reports it) in spec.resource_path",
-                )
+    tool_rejected = spec is not None and "resource_path" in spec.loc.rejected
+    if r.interaction_protocol is InteractionProtocol.MCP and not r.resource_path and not tool_rejected:
+        where = spec.loc.of("resource_path") if spec is not None else r.loc.pointer
+        out.append(
+            MISSING_TOOL_NAME(
+                where,
+                f"MCP resource {label!r} names no tool",
+                hint="put the exact tool name (as tools/list reports it) in spec.resource_path",
             )
+        )
 
 
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")

@@ -1,0 +1,378 @@
+"""The one shape every spec kind is reduced to: :class:`SpecIndex`.
+
+OpenAPI 2.0/3.x, Google Discovery, an MCP server's ``tools/list`` and an A2A
+agent card all become a list of :class:`OperationEntry` with their security
+:data:`Requirements`, plus the :class:`SecurityScheme` objects those name. Raw
+spec dicts never leave ``ramscope.specs``; everything downstream works on this.
+
+Requirements are an OR-list of AND-lists::
+
+    Requirements = ( alternative, alternative, ... )        # any one suffices
+    alternative  = ( SchemeRequirement, ... )               # all of them together
+    ()           = no authorization needed (declared so)
+    ((),)        = anonymous access is allowed (an empty alternative)
+    None         = the spec does not say (e.g. GitHub's REST spec): *unknown*,
+                   which is never the same as "needs nothing".
+
+An index is immutable and JSON-serialisable (``to_json``/``from_json``), so it
+can be cached by the spec's SHA-256 and loaded without parsing the spec again.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import orjson
+
+from ..diagnostics import Diagnostic
+
+__all__ = [
+    "INDEX_FORMAT_VERSION",
+    "FlowKind",
+    "OAuthFlow",
+    "OperationEntry",
+    "Requirement",
+    "Requirements",
+    "SchemeRequirement",
+    "SchemeType",
+    "SecurityScheme",
+    "SpecIndex",
+    "SpecKind",
+    "normalize_path",
+]
+
+#: Bump when the index shape or an adapter's reading changes: cached indexes of an
+#: older format are then rebuilt instead of trusted.
+INDEX_FORMAT_VERSION = 1
+
+
+class SpecKind(enum.StrEnum):
+    OPENAPI = "openapi"
+    DISCOVERY = "google-discovery"
+    MCP = "mcp"
+    A2A = "a2a"
+
+
+class SchemeType(enum.StrEnum):
+    OAUTH2 = "oauth2"
+    API_KEY = "apiKey"
+    HTTP = "http"
+    OPENID_CONNECT = "openIdConnect"
+    MUTUAL_TLS = "mutualTLS"
+    #: A credential is demanded but the server does not say which kind.
+    UNKNOWN = "unknown"
+
+
+class FlowKind(enum.StrEnum):
+    AUTHORIZATION_CODE = "authorizationCode"
+    IMPLICIT = "implicit"
+    PASSWORD = "password"
+    CLIENT_CREDENTIALS = "clientCredentials"
+    DEVICE_CODE = "deviceCode"
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthFlow:
+    kind: FlowKind
+    authorization_url: str = ""
+    token_url: str = ""
+    refresh_url: str = ""
+    #: (scope, the provider's own description), in the spec's order.
+    scopes: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityScheme:
+    name: str
+    type: SchemeType
+    description: str = ""
+    flows: tuple[OAuthFlow, ...] = ()
+    #: ``http``: basic, bearer, digest ...
+    http_scheme: str = ""
+    bearer_format: str = ""
+    #: ``apiKey``: header, query or cookie, and the parameter name.
+    api_key_in: str = ""
+    api_key_name: str = ""
+    open_id_connect_url: str = ""
+    #: True when ramscope inferred the scheme (e.g. from a 401 challenge, or Discovery's
+    #: implicit OAuth 2.0) rather than reading it from a declaration.
+    inferred: bool = False
+
+    def scope_description(self, scope: str) -> str | None:
+        for flow in self.flows:
+            for name, desc in flow.scopes:
+                if name == scope:
+                    return desc
+        return None
+
+    @property
+    def flow_kinds(self) -> frozenset[FlowKind]:
+        return frozenset(f.kind for f in self.flows)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SchemeRequirement:
+    """One term of an AND-set: this scheme, with these scopes (sorted, unique)."""
+
+    scheme: str
+    scopes: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, scheme: str, scopes: Iterable[str] = ()) -> SchemeRequirement:
+        return cls(scheme, tuple(sorted(set(scopes))))
+
+
+Requirement = tuple[SchemeRequirement, ...]
+Requirements = tuple[Requirement, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OperationEntry:
+    #: Unique within its index: the operation id when it is unique, else "METHOD /path".
+    key: str
+    #: OpenAPI operationId, Discovery method id, MCP tool name, A2A skill id; "" if none.
+    operation_id: str
+    #: Upper-case HTTP method; "" for MCP tools and A2A skills.
+    method: str = ""
+    #: The path template as the spec writes it (OpenAPI path key, Discovery ``path``).
+    path: str = ""
+    #: The path with the spec's base path in front (server URL path, basePath, servicePath).
+    full_path: str = ""
+    #: Other path spellings that name the same operation (Discovery ``flatPath``).
+    alt_paths: tuple[str, ...] = ()
+    #: ``None``: the spec does not say (unknown). See the module docstring.
+    requirements: Requirements | None = None
+    #: Where the requirements come from: "operation", "root", "method", "tool", "server",
+    #: "card", "skill", "undeclared" ...
+    security_source: str = ""
+    title: str = ""
+    description: str = ""
+    deprecated: bool = False
+    #: Kind-specific facts worth showing (MCP tool annotations, A2A skill tags ...), JSON-compatible.
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: JSON pointer of the operation in its spec, for diagnostics.
+    pointer: str = ""
+
+
+@dataclass(frozen=True)
+class SpecIndex:
+    kind: SpecKind
+    url: str
+    sha256: str
+    title: str = ""
+    #: The API's own version (OpenAPI info.version, Discovery version, server version ...).
+    version: str = ""
+    #: The spec format's version: "2.0", "3.0.3", "3.1.0", "v1" (Discovery), an MCP protocol
+    #: version, an A2A protocol version.
+    spec_version: str = ""
+    base_paths: tuple[str, ...] = ()
+    operations: tuple[OperationEntry, ...] = ()
+    schemes: tuple[SecurityScheme, ...] = ()
+    #: False when the spec declares no security at all (no schemes, no requirements):
+    #: its operations' requirements are then unknown, not empty.
+    security_declared: bool = True
+    diagnostics: tuple[Diagnostic, ...] = ()
+    #: Kind-specific facts (MCP: protocol version, declared client capabilities; A2A: the
+    #: remote card's manifest ...), JSON-compatible.
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    # ---- lookups (built on first use, not serialised)
+
+    @cached_property
+    def scheme_map(self) -> dict[str, SecurityScheme]:
+        return {s.name: s for s in self.schemes}
+
+    @cached_property
+    def by_operation_id(self) -> dict[str, list[OperationEntry]]:
+        out: dict[str, list[OperationEntry]] = {}
+        for op in self.operations:
+            if op.operation_id:
+                out.setdefault(op.operation_id, []).append(op)
+        return out
+
+    @cached_property
+    def by_method_path(self) -> dict[tuple[str, str], list[OperationEntry]]:
+        """(METHOD, normalised path) -> operations, for every spelling of each path.
+
+        Each path is entered as written and with the base path, so a RAM path with or
+        without the base path finds it.
+        """
+        out: dict[tuple[str, str], list[OperationEntry]] = {}
+        for op in self.operations:
+            seen: set[str] = set()
+            for p in (op.path, op.full_path, *op.alt_paths):
+                if not p:
+                    continue
+                n = normalize_path(p)
+                if n in seen:
+                    continue
+                seen.add(n)
+                out.setdefault((op.method, n), []).append(op)
+        return out
+
+    def operation(self, key: str) -> OperationEntry | None:
+        return next((op for op in self.operations if op.key == key), None)
+
+    # ---- serialisation
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": INDEX_FORMAT_VERSION,
+            "kind": self.kind.value,
+            "url": self.url,
+            "sha256": self.sha256,
+            "title": self.title,
+            "version": self.version,
+            "spec_version": self.spec_version,
+            "base_paths": list(self.base_paths),
+            "security_declared": self.security_declared,
+            "schemes": [_scheme_to_dict(s) for s in self.schemes],
+            "operations": [_op_to_dict(o) for o in self.operations],
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "extra": dict(self.extra),
+        }
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SpecIndex:
+        if d.get("format") != INDEX_FORMAT_VERSION:
+            raise ValueError(f"index format {d.get('format')!r}, expected {INDEX_FORMAT_VERSION}")
+        return cls(
+            kind=SpecKind(d["kind"]),
+            url=d["url"],
+            sha256=d["sha256"],
+            title=d.get("title", ""),
+            version=d.get("version", ""),
+            spec_version=d.get("spec_version", ""),
+            base_paths=tuple(d.get("base_paths", ())),
+            security_declared=bool(d.get("security_declared", True)),
+            schemes=tuple(_scheme_from_dict(s) for s in d.get("schemes", ())),
+            operations=tuple(_op_from_dict(o) for o in d.get("operations", ())),
+            diagnostics=tuple(Diagnostic.from_dict(x) for x in d.get("diagnostics", ())),
+            extra=dict(d.get("extra") or {}),
+        )
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> SpecIndex:
+        return cls.from_dict(orjson.loads(data))
+
+
+# --------------------------------------------------------------------------- paths
+
+_PARAM = re.compile(r"\{[^{}]*\}")
+
+
+def normalize_path(path: str) -> str:
+    """Canonical form for matching: parameter names erased, no trailing slash, one leading slash.
+
+    ``/calendars/{calendarId}/events``, ``/calendars/{id}/events/`` and
+    ``calendars/{+id}/events`` all become ``/calendars/{}/events``.
+    """
+    p = _PARAM.sub("{}", path.strip())
+    if not p.startswith("/"):
+        p = "/" + p
+    while len(p) > 1 and p.endswith("/"):
+        p = p[:-1]
+    return re.sub(r"/{2,}", "/", p)
+
+
+# --------------------------------------------------------------------------- codec helpers
+
+
+def _reqs_to_json(reqs: Requirements | None) -> Any:
+    if reqs is None:
+        return None
+    return [[[t.scheme, list(t.scopes)] for t in alt] for alt in reqs]
+
+
+def _reqs_from_json(data: Any) -> Requirements | None:
+    if data is None:
+        return None
+    return tuple(tuple(SchemeRequirement(s, tuple(scopes)) for s, scopes in alt) for alt in data)
+
+
+def _op_to_dict(o: OperationEntry) -> dict[str, Any]:
+    out: dict[str, Any] = {"key": o.key, "operation_id": o.operation_id}
+    for name in ("method", "path", "full_path", "security_source", "title", "description", "pointer"):
+        v = getattr(o, name)
+        if v:
+            out[name] = v
+    if o.alt_paths:
+        out["alt_paths"] = list(o.alt_paths)
+    out["requirements"] = _reqs_to_json(o.requirements)
+    if o.deprecated:
+        out["deprecated"] = True
+    if o.extra:
+        out["extra"] = dict(o.extra)
+    return out
+
+
+def _op_from_dict(d: Mapping[str, Any]) -> OperationEntry:
+    return OperationEntry(
+        key=d["key"],
+        operation_id=d.get("operation_id", ""),
+        method=d.get("method", ""),
+        path=d.get("path", ""),
+        full_path=d.get("full_path", ""),
+        alt_paths=tuple(d.get("alt_paths", ())),
+        requirements=_reqs_from_json(d.get("requirements")),
+        security_source=d.get("security_source", ""),
+        title=d.get("title", ""),
+        description=d.get("description", ""),
+        deprecated=bool(d.get("deprecated", False)),
+        extra=dict(d.get("extra") or {}),
+        pointer=d.get("pointer", ""),
+    )
+
+
+def _scheme_to_dict(s: SecurityScheme) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": s.name, "type": s.type.value}
+    for name in ("description", "http_scheme", "bearer_format", "api_key_in", "api_key_name", "open_id_connect_url"):
+        v = getattr(s, name)
+        if v:
+            out[name] = v
+    if s.flows:
+        out["flows"] = [
+            {
+                "kind": f.kind.value,
+                "authorization_url": f.authorization_url,
+                "token_url": f.token_url,
+                "refresh_url": f.refresh_url,
+                "scopes": [list(p) for p in f.scopes],
+            }
+            for f in s.flows
+        ]
+    if s.inferred:
+        out["inferred"] = True
+    return out
+
+
+def _scheme_from_dict(d: Mapping[str, Any]) -> SecurityScheme:
+    return SecurityScheme(
+        name=d["name"],
+        type=SchemeType(d["type"]),
+        description=d.get("description", ""),
+        flows=tuple(
+            OAuthFlow(
+                kind=FlowKind(f["kind"]),
+                authorization_url=f.get("authorization_url", ""),
+                token_url=f.get("token_url", ""),
+                refresh_url=f.get("refresh_url", ""),
+                scopes=tuple((str(a), str(b)) for a, b in f.get("scopes", ())),
+            )
+            for f in d.get("flows", ())
+        ),
+        http_scheme=d.get("http_scheme", ""),
+        bearer_format=d.get("bearer_format", ""),
+        api_key_in=d.get("api_key_in", ""),
+        api_key_name=d.get("api_key_name", ""),
+        open_id_connect_url=d.get("open_id_connect_url", ""),
+        inferred=bool(d.get("inferred", False)),
+    )
