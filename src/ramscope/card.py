@@ -65,6 +65,8 @@ class Card:
     sha256: str
     #: Problems found while loading (unknown fields, wrong types ...); see ``ramscope.validate``.
     load_diagnostics: tuple[Diagnostic, ...] = ()
+    #: False when the document carries no manifest at all (``manifest`` is then empty).
+    manifest_found: bool = True
     _parsed: ParsedDocument | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -164,6 +166,7 @@ def load_card(
         source=label,
         sha256=digest,
         load_diagnostics=tuple(diags),
+        manifest_found=raw is not None,
         _parsed=parsed,
     )
 

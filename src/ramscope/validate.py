@@ -104,7 +104,8 @@ def validate(card: Card | str | os.PathLike[str] | Mapping[str, Any]) -> list[Di
     if not isinstance(card, Card):
         card = load_card(card)
     diags = list(card.load_diagnostics)
-    diags.extend(validate_manifest(card.manifest))
+    if card.manifest_found:
+        diags.extend(validate_manifest(card.manifest))
     return sort_diagnostics(diags)
 
 
