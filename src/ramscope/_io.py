@@ -1,0 +1,53 @@
+"""Writing outputs safely, and expanding card arguments."""
+
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from .errors import InputError
+
+__all__ = ["CARD_SUFFIXES", "atomic_write", "expand_card_args"]
+
+CARD_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write via a temporary file in the same directory and rename: a reader (or an
+    interrupted run) never sees a half-written report."""
+    target = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def expand_card_args(args: Iterable[str]) -> list[str]:
+    """Files as given; directories to their cards (sorted, not recursive); globs expanded."""
+    out: list[str] = []
+    for arg in args:
+        if arg == "-" or os.path.isfile(arg):
+            out.append(arg)
+        elif os.path.isdir(arg):
+            found = sorted(str(p) for p in Path(arg).iterdir() if p.is_file() and p.suffix.lower() in CARD_SUFFIXES)
+            if not found:
+                raise InputError("directory holds no .json, .yaml or .yml files", source=arg)
+            out.extend(found)
+        elif any(ch in arg for ch in "*?["):
+            found = sorted(glob.glob(arg, recursive=True))
+            if not found:
+                raise InputError("pattern matches no files", source=arg)
+            out.extend(found)
+        else:
+            out.append(arg)  # let the loader report "no such file"
+    return out

@@ -1,0 +1,269 @@
+"""Consent-screen data, and its Markdown and HTML renderings.
+
+Per 2P (consumer-owned) resource: the permissions to grant, with the provider's
+own scope descriptions, and for each access the justification, necessity and
+whether the agent asks before acting (HITL). Per 3P resource: the data-egress
+acknowledgment. Everything shown comes from strangers (the card and the specs),
+so every renderer neutralises it: control, bidi and invisible characters become
+visible escapes, Markdown and HTML metacharacters are escaped, and the HTML page
+is self-contained with a Content-Security-Policy that forbids scripts and any
+external fetch.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .._text import for_terminal
+from .report import IDENTITIES, TIERS, Report
+
+__all__ = ["consent_data", "render_html", "render_markdown"]
+
+CONSENT_VERSION = 1
+
+
+def consent_data(report: Report, *, description: str = "", provider: str = "") -> dict[str, Any]:
+    """The consent screen as data: what to grant, to acknowledge, and why."""
+    resources: dict[str, dict[str, Any]] = {}
+    spec_by_resource: dict[str, Mapping[str, Any]] = {}
+    for s in report.specs:
+        for rid in s.resources:
+            spec_by_resource.setdefault(rid, s.to_dict())
+    for a in report.accesses:
+        r = resources.setdefault(
+            a.resource,
+            {
+                "id": a.resource,
+                "display_name": a.display_name or a.resource,
+                "owner": a.owner,
+                "action": "acknowledge" if a.owner == "THIRD_PARTY" else "grant",
+                "spec": _spec_summary(spec_by_resource.get(a.resource)),
+                "permissions": {},
+                "credentials": [],
+                "accesses": [],
+                "complete": True,
+            },
+        )
+        r["accesses"].append(
+            {
+                "id": a.id,
+                "justification": a.justification,
+                "necessity": a.necessity,
+                "identity": a.identity,
+                "confirmation_required": a.confirmation_required,
+                "scopes": a.scopes,
+                "complete": a.complete,
+                "reason": a.reason_message if not a.complete else None,
+                "hints": (a.target or {}).get("hints"),
+            }
+        )
+        if not a.complete:
+            r["complete"] = False
+        for scope in a.scopes or []:
+            p = r["permissions"].setdefault(
+                scope,
+                {
+                    "scope": scope,
+                    "description": a.scope_descriptions.get(scope),
+                    "identities": [],
+                    "necessity": a.necessity,
+                    "accesses": [],
+                },
+            )
+            if a.identity not in p["identities"]:
+                p["identities"].append(a.identity)
+            p["accesses"].append(a.id)
+            p["necessity"] = _strongest(p["necessity"], a.necessity)
+        for cred in a.credentials or []:
+            if cred not in r["credentials"]:
+                r["credentials"].append(cred)
+    ordered = sorted(resources.values(), key=lambda r: (r["action"] != "grant", r["display_name"]))
+    for r in ordered:
+        r["permissions"] = sorted(r["permissions"].values(), key=lambda p: (_rank(p["necessity"]), p["scope"]))
+    tiers: dict[str, Any] = {}
+    for name in TIERS:
+        t = report.tiers[name]
+        tiers[name] = {
+            ident: {"scopes": t.identities[ident].scopes, "added_scopes": t.identities[ident].added_scopes}
+            for ident in IDENTITIES
+        } | {"acknowledgments": t.acknowledgments, "confirmations": t.confirmations, "complete": t.complete}
+    return {
+        "consent_version": CONSENT_VERSION,
+        "agent": {
+            "name": report.card_name,
+            "description": description,
+            "provider": provider,
+            "source": report.card_source,
+            "sha256": report.card_sha256,
+        },
+        "complete": report.complete,
+        "resources": ordered,
+        "tiers": tiers,
+        "incomplete": [
+            {"access": a.id, "reason": a.reason, "message": a.reason_message} for a in report.accesses if not a.complete
+        ],
+    }
+
+
+def _spec_summary(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if spec is None:
+        return None
+    return {"url": spec.get("url"), "title": spec.get("title"), "kind": spec.get("kind")}
+
+
+_NECESSITY_ORDER = {"REQUIRED": 0, "RECOMMENDED": 1, "OPTIONAL": 2}
+
+
+def _rank(n: str) -> int:
+    return _NECESSITY_ORDER.get(n, -1)
+
+
+def _strongest(a: str, b: str) -> str:
+    return a if _rank(a) <= _rank(b) else b
+
+
+# --------------------------------------------------------------------------- Markdown
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+
+
+def md(text: object) -> str:
+    """Markdown-safe inline text: visible escapes for hidden characters, metacharacters escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", for_terminal(" ".join(str(text).split())))
+
+
+def render_markdown(data: Mapping[str, Any]) -> str:
+    agent = data["agent"]
+    lines = [f"# {md(agent['name'] or agent['source'])} asks for access", ""]
+    if agent.get("description"):
+        lines += [md(agent["description"]), ""]
+    if not data["complete"]:
+        lines += [
+            "> **Warning: incomplete.** Some permissions could not be determined; "
+            "do not treat what follows as everything this agent can touch.",
+            "",
+        ]
+        lines += [f"> - `{md(i['access'])}`: {md(i['message'] or i['reason'])}" for i in data["incomplete"]]
+        lines.append("")
+    for r in data["resources"]:
+        owner = "third party: your data leaves for this service" if r["action"] == "acknowledge" else "yours"
+        lines += [f"## {md(r['display_name'])} ({owner})", ""]
+        spec = r.get("spec") or {}
+        if spec.get("title"):
+            lines += [f"Provider's name for it: {md(spec['title'])}", ""]
+        if r["permissions"]:
+            lines += ["| Permission | What the provider says it allows | Needed | For |", "|---|---|---|---|"]
+            for p in r["permissions"]:
+                lines.append(
+                    f"| `{md(p['scope'])}` | {md(p['description'] or '(no description)')} | "
+                    f"{md(p['necessity'].lower())} | {md(', '.join(p['identities']).lower())} |"
+                )
+            lines.append("")
+        for c in r["credentials"]:
+            lines.append(f"- Uses a credential: {md(c['scheme'])} ({md(c['type'])})")
+        if r["credentials"]:
+            lines.append("")
+        lines.append("Why:")
+        lines.append("")
+        for a in r["accesses"]:
+            hitl = "asks you first" if a["confirmation_required"] else "does not ask first"
+            state = "" if a["complete"] else f" **(unknown permissions: {md(a['reason'])})**"
+            lines.append(
+                f"- {md(a['justification'] or '(no reason given)')} ({md(a['necessity'].lower())}; {hitl}){state}"
+            )
+        lines.append("")
+    lines += ["## Consent in steps", ""]
+    for name, t in data["tiers"].items():
+        added = t["END_USER"]["added_scopes"]
+        acks = ", ".join(md(x) for x in t["acknowledgments"]) or "none"
+        lines.append(
+            f"- **{name.lower()}**: you grant {', '.join(f'`{md(s)}`' for s in added) or 'nothing new'}; "
+            f"acknowledge: {acks}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'; base-uri 'none'"
+
+
+def h(text: object) -> str:
+    """HTML-safe text: visible escapes for hidden characters, then entity escaping (quotes too)."""
+    return html.escape(for_terminal(" ".join(str(text).split())), quote=True)
+
+
+def render_html(data: Mapping[str, Any]) -> str:
+    agent = data["agent"]
+    title = f"{agent['name'] or agent['source']} asks for access"
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="referrer" content="no-referrer">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{h(title)}</title>",
+        "<style>",
+        "body{font:15px/1.45 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}",
+        "h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.3rem}",
+        ".third{color:#8a4b00}.warn{background:#fff4e5;border:1px solid #f0a020;padding:.6rem 1rem;border-radius:6px}",
+        "table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{text-align:left;padding:.35rem .5rem;"
+        "border-bottom:1px solid #eee;vertical-align:top}code{font-size:.85em;background:#f4f4f6;padding:0 .2rem;"
+        "border-radius:3px;word-break:break-all}.tag{font-size:.8em;padding:0 .4rem;border-radius:9px;background:#eef}"
+        ".req{background:#fde2e2}.rec{background:#fff1cc}.opt{background:#e4f5e4}",
+        "</style></head><body>",
+        f"<h1>{h(title)}</h1>",
+    ]
+    if agent.get("description"):
+        parts.append(f"<p>{h(agent['description'])}</p>")
+    if not data["complete"]:
+        items = "".join(
+            f"<li><code>{h(i['access'])}</code>: {h(i['message'] or i['reason'])}</li>" for i in data["incomplete"]
+        )
+        parts.append(
+            '<div class="warn" role="alert"><strong>Incomplete.</strong> Some permissions could not be determined; '
+            f"this page does not show everything the agent can touch.<ul>{items}</ul></div>"
+        )
+    for r in data["resources"]:
+        third = r["action"] == "acknowledge"
+        owner = "third party &mdash; your data leaves for this service" if third else "yours"
+        cls = ' class="third"' if third else ""
+        parts.append(f"<section><h2{cls}>{h(r['display_name'])} <small>({owner})</small></h2>")
+        spec = r.get("spec") or {}
+        if spec.get("title"):
+            parts.append(f"<p>Provider&rsquo;s name for it: {h(spec['title'])}</p>")
+        if r["permissions"]:
+            rows = "".join(
+                f"<tr><td><code>{h(p['scope'])}</code></td><td>{h(p['description'] or '(no description)')}</td>"
+                f"<td>{_tag(p['necessity'])}</td><td>{h(', '.join(p['identities']).lower())}</td></tr>"
+                for p in r["permissions"]
+            )
+            parts.append(
+                "<table><thead><tr><th>Permission</th><th>What the provider says it allows</th><th>Needed</th>"
+                f"<th>For</th></tr></thead><tbody>{rows}</tbody></table>"
+            )
+        for c in r["credentials"]:
+            parts.append(f"<p>Uses a credential: <code>{h(c['scheme'])}</code> ({h(c['type'])})</p>")
+        why: list[str] = []
+        for a in r["accesses"]:
+            hitl = "asks you first" if a["confirmation_required"] else "does not ask first"
+            state = "" if a["complete"] else f" <strong>(unknown permissions: {h(a['reason'])})</strong>"
+            why.append(
+                f"<li>{h(a['justification'] or '(no reason given)')} {_tag(a['necessity'])} &middot; {hitl}{state}</li>"
+            )
+        parts.append(f"<p>Why:</p><ul>{''.join(why)}</ul></section>")
+    parts.append("<h2>Consent in steps</h2><ol>")
+    for name, t in data["tiers"].items():
+        added = ", ".join(f"<code>{h(s)}</code>" for s in t["END_USER"]["added_scopes"]) or "nothing new"
+        acks = ", ".join(h(x) for x in t["acknowledgments"]) or "none"
+        parts.append(f"<li>{_tag(name)} you grant {added}; acknowledge: {acks}</li>")
+    parts.append("</ol></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _tag(necessity: str) -> str:
+    cls = {"REQUIRED": "req", "RECOMMENDED": "rec", "OPTIONAL": "opt"}.get(necessity, "")
+    return f'<span class="tag {cls}">{h(necessity.lower())}</span>'

@@ -1,0 +1,125 @@
+"""Comparing two permission reports: what a new version of a card asks for that the old did not.
+
+Works on report dicts (``Report.to_dict()`` or a saved ``derive`` JSON), so a
+reviewer can diff a report exported last release against today's card.
+Fail closed: if either side is incomplete the diff says so, since "nothing new"
+cannot be claimed about permissions that were not determined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._text import for_terminal
+from .report import IDENTITIES, TIERS
+
+__all__ = ["diff_reports", "render_diff_text"]
+
+DIFF_VERSION = 1
+
+
+def _creds(tier: Mapping[str, Any]) -> set[tuple[str, str, str]]:
+    return {(c["namespace"], c["scheme"], c["type"]) for c in tier.get("credentials", [])}
+
+
+def _grants(tier: Mapping[str, Any]) -> set[tuple[str, str]]:
+    return {(g["namespace"], g["scope"]) for g in tier.get("grants", [])}
+
+
+def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    tiers: dict[str, Any] = {}
+    new_permissions = False
+    for name in TIERS:
+        to, tn = old["tiers"][name], new["tiers"][name]
+        entry: dict[str, Any] = {}
+        for ident in IDENTITIES:
+            a, b = to[ident], tn[ident]
+            added = sorted(set(b["scopes"]) - set(a["scopes"]))
+            removed = sorted(set(a["scopes"]) - set(b["scopes"]))
+            # A scope name can stay the same while its authorization server changes.
+            added_grants = sorted(_grants(b) - _grants(a))
+            removed_grants = sorted(_grants(a) - _grants(b))
+            added_creds = sorted(_creds(b) - _creds(a))
+            removed_creds = sorted(_creds(a) - _creds(b))
+            entry[ident] = {
+                "added_scopes": added,
+                "removed_scopes": removed,
+                "added_grants": [{"namespace": n, "scope": s} for n, s in added_grants],
+                "removed_grants": [{"namespace": n, "scope": s} for n, s in removed_grants],
+                "added_credentials": [{"namespace": n, "scheme": s, "type": t} for n, s, t in added_creds],
+                "removed_credentials": [{"namespace": n, "scheme": s, "type": t} for n, s, t in removed_creds],
+                "blast_radius": {"old": a.get("blast_radius"), "new": b.get("blast_radius")},
+            }
+            new_permissions |= bool(added or added_grants or added_creds)
+        added_acks = sorted(set(tn["acknowledgments"]) - set(to["acknowledgments"]))
+        removed_acks = sorted(set(to["acknowledgments"]) - set(tn["acknowledgments"]))
+        added_conf = sorted(set(to.get("confirmations", [])) - set(tn.get("confirmations", [])))
+        entry["added_acknowledgments"] = added_acks
+        entry["removed_acknowledgments"] = removed_acks
+        # Confirmations dropped in the new version mean the agent now acts without asking.
+        entry["dropped_confirmations"] = added_conf
+        new_permissions |= bool(added_acks)
+        tiers[name] = entry
+    old_acc = {a["id"]: a for a in old["accesses"]}
+    new_acc = {a["id"]: a for a in new["accesses"]}
+    changed = []
+    for aid in sorted(old_acc.keys() & new_acc.keys()):
+        a, b = old_acc[aid], new_acc[aid]
+        sa, sb = set(a.get("scopes") or []), set(b.get("scopes") or [])
+        fields = {
+            k: {"old": a.get(k), "new": b.get(k)}
+            for k in ("identity", "necessity", "confirmation_required", "operation", "complete")
+            if a.get(k) != b.get(k)
+        }
+        if sa != sb or fields:
+            changed.append(
+                {"id": aid, "added_scopes": sorted(sb - sa), "removed_scopes": sorted(sa - sb), "fields": fields}
+            )
+    complete = bool(old.get("complete", True)) and bool(new.get("complete", True))
+    return {
+        "diff_version": DIFF_VERSION,
+        "old": old["card"],
+        "new": new["card"],
+        "new_permissions": new_permissions,
+        "complete": complete,
+        "incomplete_accesses": {
+            "old": [a["id"] for a in old["accesses"] if not a.get("complete", True)],
+            "new": [a["id"] for a in new["accesses"] if not a.get("complete", True)],
+        },
+        "tiers": tiers,
+        "accesses": {
+            "added": sorted(new_acc.keys() - old_acc.keys()),
+            "removed": sorted(old_acc.keys() - new_acc.keys()),
+            "changed": changed,
+        },
+    }
+
+
+def render_diff_text(d: Mapping[str, Any]) -> str:
+    t = for_terminal
+    lines = [f"old: {t(d['old'].get('source') or '')}  new: {t(d['new'].get('source') or '')}"]
+    for name, entry in d["tiers"].items():
+        for ident in IDENTITIES:
+            e = entry[ident]
+            for s in e["added_scopes"]:
+                lines.append(f"+ {name:<11} {ident:<8} scope {t(s)}")
+            for s in e["removed_scopes"]:
+                lines.append(f"- {name:<11} {ident:<8} scope {t(s)}")
+            for c in e["added_credentials"]:
+                lines.append(f"+ {name:<11} {ident:<8} credential {t(c['scheme'])} ({t(c['type'])})")
+            for c in e["removed_credentials"]:
+                lines.append(f"- {name:<11} {ident:<8} credential {t(c['scheme'])} ({t(c['type'])})")
+        for r in entry["added_acknowledgments"]:
+            lines.append(f"+ {name:<11} acknowledge {t(r)}")
+        for r in entry["removed_acknowledgments"]:
+            lines.append(f"- {name:<11} acknowledge {t(r)}")
+        for a in entry["dropped_confirmations"]:
+            lines.append(f"! {name:<11} no longer asks before {t(a)}")
+    acc = d["accesses"]
+    lines += [f"+ access {t(a)}" for a in acc["added"]]
+    lines += [f"- access {t(a)}" for a in acc["removed"]]
+    if not d["complete"]:
+        lines.append("! incomplete: some permissions are unknown on one side; this diff may not show everything")
+    lines.append("new permissions needed" if d["new_permissions"] else "no new permissions")
+    return "\n".join(lines) + "\n"

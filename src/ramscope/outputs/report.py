@@ -1,0 +1,226 @@
+"""The permission report: typed records and their JSON form (``CONTRACT.md``).
+
+Fail closed: an access whose permissions could not be derived has
+``requirements``/``scopes`` of ``None`` (JSON ``null``), never an empty list, and
+every tier containing it is marked incomplete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ramscope._version import __version__
+from ramscope.diagnostics import Diagnostic
+
+__all__ = [
+    "REPORT_VERSION",
+    "TIERS",
+    "AccessRecord",
+    "IdentityTier",
+    "Report",
+    "SpecRecord",
+    "TierRecord",
+]
+
+REPORT_VERSION = 1
+TIERS = ("REQUIRED", "RECOMMENDED", "OPTIONAL")
+IDENTITIES = ("END_USER", "AGENT")
+
+
+@dataclass(frozen=True, slots=True)
+class SpecRecord:
+    url: str
+    resources: tuple[str, ...]
+    kind: str | None = None
+    sha256: str | None = None
+    origin: str | None = None
+    fetched_at: str | None = None
+    final_url: str | None = None
+    title: str = ""
+    spec_version: str = ""
+    security_declared: bool | None = None
+    operations: int | None = None
+    #: {"code": ..., "message": ...} when the spec could not be obtained or understood.
+    error: Mapping[str, str] | None = None
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "resource": self.resources[0] if self.resources else None,
+            "resources": list(self.resources),
+            "url": self.url,
+            "kind": self.kind,
+            "sha256": self.sha256,
+            "origin": self.origin,
+            "fetched_at": self.fetched_at,
+            "final_url": self.final_url,
+            "title": self.title,
+            "spec_version": self.spec_version,
+            "security_declared": self.security_declared,
+            "operations": self.operations,
+            "error": dict(self.error) if self.error else None,
+        }
+        if self.provenance:
+            out["provenance"] = dict(self.provenance)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class AccessRecord:
+    id: str
+    operation: str
+    resource: str
+    owner: str
+    identity: str
+    necessity: str
+    confirmation_required: bool
+    justification: str
+    status: str  # "resolved" | "unresolved"
+    #: False when the permissions could not be determined (unresolved, undeclared, incompatible ...).
+    complete: bool
+    reason: str | None = None
+    reason_message: str | None = None
+    suggestions: tuple[str, ...] = ()
+    spec_url: str | None = None
+    display_name: str = ""
+    target: Mapping[str, Any] | None = None
+    security_declared: bool | None = None
+    requirements: list[list[dict[str, Any]]] | None = None
+    alternatives: list[dict[str, Any]] | None = None
+    scopes: list[str] | None = None
+    credentials: list[dict[str, Any]] | None = None
+    scope_descriptions: Mapping[str, str] = field(default_factory=dict)
+    blast_radius: Mapping[str, Any] | None = None
+    choice: Mapping[str, Any] | None = None
+    policy: list[dict[str, Any]] = field(default_factory=list)
+    footprint: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "operation": self.operation,
+            "resource": self.resource,
+            "display_name": self.display_name,
+            "owner": self.owner,
+            "identity": self.identity,
+            "necessity": self.necessity,
+            "confirmation_required": self.confirmation_required,
+            "justification": self.justification,
+            "status": self.status,
+            "complete": self.complete,
+            "reason": self.reason,
+            "reason_message": self.reason_message,
+            "suggestions": list(self.suggestions),
+            "spec_url": self.spec_url,
+            "target": dict(self.target) if self.target is not None else None,
+            "security_declared": self.security_declared,
+            "requirements": self.requirements,
+            "alternatives": self.alternatives,
+            "scopes": self.scopes,
+            "credentials": self.credentials,
+            "scope_descriptions": dict(self.scope_descriptions),
+            "blast_radius": dict(self.blast_radius) if self.blast_radius is not None else None,
+            "choice": dict(self.choice) if self.choice is not None else None,
+            "policy": self.policy,
+            "footprint": dict(self.footprint) if self.footprint is not None else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityTier:
+    scopes: list[str]
+    credentials: list[dict[str, Any]]
+    #: (namespace, scope) pairs: scope names are only unique within an authorization server.
+    grants: list[dict[str, str]]
+    accesses: list[str]
+    incomplete_accesses: list[str]
+    added_scopes: list[str]
+    blast_radius: int
+    method: str
+    combinations: int
+
+    @property
+    def complete(self) -> bool:
+        return not self.incomplete_accesses
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scopes": self.scopes,
+            "credentials": self.credentials,
+            "grants": self.grants,
+            "added_scopes": self.added_scopes,
+            "accesses": self.accesses,
+            "complete": self.complete,
+            "incomplete_accesses": self.incomplete_accesses,
+            "blast_radius": self.blast_radius,
+            "method": self.method,
+            "combinations": self.combinations,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TierRecord:
+    identities: Mapping[str, IdentityTier]
+    acknowledgments: list[str]
+    confirmations: list[str]
+
+    @property
+    def complete(self) -> bool:
+        return all(t.complete for t in self.identities.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {name: self.identities[name].to_dict() for name in IDENTITIES}
+        out["acknowledgments"] = self.acknowledgments
+        out["confirmations"] = self.confirmations
+        out["complete"] = self.complete
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    card_name: str
+    card_source: str
+    card_sha256: str
+    card_valid: bool
+    specs: Sequence[SpecRecord]
+    accesses: Sequence[AccessRecord]
+    tiers: Mapping[str, TierRecord]
+    diagnostics: Sequence[tuple[Diagnostic, str | None]]
+    policy: Mapping[str, Any] | None = None
+
+    @property
+    def complete(self) -> bool:
+        return all(a.complete for a in self.accesses)
+
+    @property
+    def exit_code(self) -> int:
+        """``CONTRACT.md``: 1 invalid card, 3 derivation incomplete, else 0."""
+        if not self.card_valid:
+            return 1
+        return 0 if self.complete else 3
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "report_version": REPORT_VERSION,
+            "generator": {"name": "ramscope", "version": __version__},
+            "card": {
+                "name": self.card_name,
+                "source": self.card_source,
+                "sha256": self.card_sha256,
+                "valid": self.card_valid,
+            },
+            "complete": self.complete,
+            "specs": [s.to_dict() for s in self.specs],
+            "accesses": [a.to_dict() for a in self.accesses],
+            "tiers": {name: self.tiers[name].to_dict() for name in TIERS},
+            "policy": dict(self.policy) if self.policy else None,
+            "diagnostics": [_diag_dict(d, src) for d, src in self.diagnostics],
+        }
+
+
+def _diag_dict(d: Diagnostic, source: str | None) -> dict[str, Any]:
+    out = d.to_dict()
+    out["source"] = source
+    return out

@@ -1,0 +1,178 @@
+"""User policy over the scope choice (``--policy FILE``, TOML).
+
+.. code-block:: toml
+
+    # Exclude scopes by glob (fnmatch). The defaults below apply unless
+    # use_default_excludes = false.
+    exclude = ["https://www.googleapis.com/auth/drive"]
+    # Among the alternatives of an access, prefer those whose scopes all match
+    # (e.g. scopes your organisation already grants), even over narrower ones.
+    prefer = ["https://www.googleapis.com/auth/calendar.events"]
+    use_default_excludes = true
+
+    [[pin]]                      # force the scopes of one access or one operation
+    access = "create-personal-calendar-event-for-flight-reservation"
+    scopes = ["https://www.googleapis.com/auth/calendar.events"]
+    reason = "security review 2026-11"
+
+Every effect a policy has on a choice is recorded in the report.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._parse import read_bytes
+from .errors import PolicyError
+
+__all__ = ["DEFAULT_EXCLUDES", "Pin", "Policy", "load_policy"]
+
+#: Context-bound scopes a normal agent cannot obtain: Google Workspace add-on scopes
+#: are granted only to an add-on running inside a Gmail/Calendar UI action.
+DEFAULT_EXCLUDES: tuple[str, ...] = ("*/auth/*.addons.*",)
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    scopes: tuple[str, ...]
+    access: str = ""
+    operation: str = ""
+    #: Scheme to attach pinned scopes to when the spec declares none (e.g. GitHub's).
+    scheme: str = ""
+    reason: str = ""
+
+    def applies_to(self, access_id: str, operation_id: str) -> bool:
+        return (bool(self.access) and self.access == access_id) or (
+            bool(self.operation) and self.operation == operation_id
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    exclude: tuple[str, ...] = ()
+    prefer: tuple[str, ...] = ()
+    pins: tuple[Pin, ...] = ()
+    use_default_excludes: bool = True
+    source: str = field(default="", compare=False)
+
+    @property
+    def excludes(self) -> tuple[str, ...]:
+        return (*DEFAULT_EXCLUDES, *self.exclude) if self.use_default_excludes else self.exclude
+
+    def excluded_by(self, scope: str) -> str | None:
+        """The first exclude glob matching ``scope``, if any."""
+        return next((g for g in self.excludes if fnmatch.fnmatchcase(scope, g)), None)
+
+    def preferred(self, scopes: Sequence[str]) -> bool:
+        return (
+            bool(scopes)
+            and bool(self.prefer)
+            and all(any(fnmatch.fnmatchcase(s, g) for g in self.prefer) for s in scopes)
+        )
+
+    def pin_for(self, access_id: str, operation_id: str) -> Pin | None:
+        # An access pin is more specific than an operation pin.
+        for p in self.pins:
+            if p.access and p.access == access_id:
+                return p
+        return next((p for p in self.pins if p.operation and p.operation == operation_id), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source or None,
+            "exclude": list(self.excludes),
+            "prefer": list(self.prefer),
+            "pins": [
+                {
+                    k: v
+                    for k, v in (
+                        ("access", p.access),
+                        ("operation", p.operation),
+                        ("scheme", p.scheme),
+                        ("reason", p.reason),
+                    )
+                    if v
+                }
+                | {"scopes": list(p.scopes)}
+                for p in self.pins
+            ],
+        }
+
+
+_TOP_KEYS = {"exclude", "prefer", "pin", "use_default_excludes", "version"}
+_PIN_KEYS = {"access", "operation", "scopes", "scheme", "reason"}
+
+
+def load_policy(path: str | os.PathLike[str]) -> Policy:
+    """Read and check a policy file; every problem is a :class:`PolicyError` naming file and key."""
+    data, source = read_bytes(path, max_bytes=1024 * 1024)
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise PolicyError("is not valid UTF-8", source=source) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(f"invalid TOML: {exc}", source=source) from None
+    return policy_from_dict(doc, source=source)
+
+
+def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Policy:
+    unknown = sorted(set(doc) - _TOP_KEYS)
+    if unknown:
+        raise PolicyError(
+            f"unknown key {unknown[0]!r}; expected one of {', '.join(sorted(_TOP_KEYS))}",
+            source=source,
+            pointer=f"/{unknown[0]}",
+        )
+    version = doc.get("version", 1)
+    if version != 1:
+        raise PolicyError(f"policy version {version!r} is not supported (expected 1)", source=source)
+    exclude = _globs(doc, "exclude", source)
+    prefer = _globs(doc, "prefer", source)
+    use_defaults = doc.get("use_default_excludes", True)
+    if not isinstance(use_defaults, bool):
+        raise PolicyError("expected true or false", source=source, pointer="/use_default_excludes")
+    raw_pins = doc.get("pin", [])
+    if not isinstance(raw_pins, list):
+        raise PolicyError("expected an array of tables ([[pin]])", source=source, pointer="/pin")
+    pins: list[Pin] = []
+    for i, raw in enumerate(raw_pins):
+        where = f"/pin/{i}"
+        if not isinstance(raw, dict):
+            raise PolicyError("expected a table", source=source, pointer=where)
+        bad = sorted(set(raw) - _PIN_KEYS)
+        if bad:
+            raise PolicyError(
+                f"unknown key {bad[0]!r}; expected one of {', '.join(sorted(_PIN_KEYS))}",
+                source=source,
+                pointer=f"{where}/{bad[0]}",
+            )
+        for key in ("access", "operation", "scheme", "reason"):
+            if not isinstance(raw.get(key, ""), str):
+                raise PolicyError("expected a string", source=source, pointer=f"{where}/{key}")
+        if bool(raw.get("access")) == bool(raw.get("operation")):
+            raise PolicyError("a pin names exactly one of 'access' or 'operation'", source=source, pointer=where)
+        scopes = raw.get("scopes")
+        if not isinstance(scopes, list) or not all(isinstance(s, str) and s for s in scopes):
+            raise PolicyError("expected an array of non-empty strings", source=source, pointer=f"{where}/scopes")
+        pins.append(
+            Pin(
+                scopes=tuple(sorted(set(scopes))),
+                access=raw.get("access", ""),
+                operation=raw.get("operation", ""),
+                scheme=raw.get("scheme", ""),
+                reason=raw.get("reason", ""),
+            )
+        )
+    return Policy(tuple(exclude), tuple(prefer), tuple(pins), use_defaults, source)
+
+
+def _globs(doc: Mapping[str, Any], key: str, source: str) -> list[str]:
+    v = doc.get(key, [])
+    if not isinstance(v, list) or not all(isinstance(g, str) and g for g in v):
+        raise PolicyError("expected an array of non-empty strings (glob patterns)", source=source, pointer=f"/{key}")
+    return list(v)
