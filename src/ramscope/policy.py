@@ -15,6 +15,11 @@
     scopes = ["https://www.googleapis.com/auth/calendar.events"]
     reason = "security review 2026-11"
 
+    [[pin]]                      # assert, from the provider's documentation, that no
+    operation = "openholidaysapi-publicholidays-v1-get"   # authorization is needed where
+    scopes = []                  # the spec declares nothing (fail closed otherwise)
+    reason = "public API, no key: https://www.openholidaysapi.org"
+
 Every effect a policy has on a choice is recorded in the report.
 """
 
@@ -158,7 +163,11 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
             raise PolicyError("a pin names exactly one of 'access' or 'operation'", source=source, pointer=where)
         scopes = raw.get("scopes")
         if not isinstance(scopes, list) or not all(isinstance(s, str) and s for s in scopes):
-            raise PolicyError("expected an array of non-empty strings", source=source, pointer=f"{where}/scopes")
+            raise PolicyError(
+                "expected an array of non-empty strings ([] asserts that no authorization is needed)",
+                source=source,
+                pointer=f"{where}/scopes",
+            )
         pins.append(
             Pin(
                 scopes=tuple(sorted(set(scopes))),

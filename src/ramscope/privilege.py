@@ -82,7 +82,7 @@ class Atom:
 
     @property
     def is_scope(self) -> bool:
-        return bool(self.scope) and self.type in (SchemeType.OAUTH2, SchemeType.OPENID_CONNECT)
+        return bool(self.scope)
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ class SpecGrants:
             ns_type = (_namespace(self.index, scheme_name, scheme), stype)
             self._scheme_atoms[scheme_name] = ns_type
         ns, stype = ns_type
-        if stype not in (SchemeType.OAUTH2, SchemeType.OPENID_CONNECT):
+        if stype in (SchemeType.API_KEY, SchemeType.HTTP, SchemeType.MUTUAL_TLS):
             scope = ""  # an API key's "scopes" (OAS 3.1 roles) do not change what is granted
         return Atom(ns, scope, stype, scheme_name)
 
