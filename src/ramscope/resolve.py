@@ -147,7 +147,7 @@ def resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Targe
         assert aos is not None
         if len(hits) > 1:
             return _ambiguous(index, hits, f"operation_id {op_id!r}", aos.loc.of("operation_id"), spec_ptr)
-        suggestions = _suggest(index, op_id, method, path)
+        suggestions = _suggest(index, op_id, "", "")
         notes.append(
             OPERATION_ID_NOT_FOUND(
                 aos.loc.of("operation_id"),
@@ -283,15 +283,20 @@ def _suggest(index: SpecIndex, op_id: str, method: str, path: str, n: int = 3) -
             for p in (e.full_path, e.path, *e.alt_paths):
                 if p:
                     spellings.setdefault(f"{e.method} {normalize_path(p)}" if method else normalize_path(p), e)
-        for match in _closest(wanted, list(spellings), n):
+        # Each operation has several spellings (with and without base path): ask for more than n.
+        for match in _closest(wanted, list(spellings), n * 4):
             label = _label(spellings[match])
             scored[label] = max(scored.get(label, 0.0), difflib.SequenceMatcher(None, wanted, match).ratio())
     return tuple(sorted(scored, key=lambda k: (-scored[k], k))[:n])
 
 
 def _closest(word: str, candidates: list[str], n: int) -> list[str]:
-    for cutoff in (0.6, 0.3, 0.0):
-        found = difflib.get_close_matches(word, candidates, n=n, cutoff=cutoff)
-        if found:
-            return found
-    return []
+    """The ``n`` closest candidates, lowering the bar only as far as needed (cheap cutoffs first)."""
+    found: list[str] = []
+    for cutoff in (0.6, 0.4, 0.2, 0.0):
+        for match in difflib.get_close_matches(word, candidates, n=n, cutoff=cutoff):
+            if match not in found:
+                found.append(match)
+        if len(found) >= n:
+            break
+    return found[:n]
