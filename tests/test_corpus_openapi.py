@@ -116,7 +116,8 @@ def test_github_spec_declares_no_security(npm_corpora: Path) -> None:
     assert all(o.requirements is None for o in index.operations)
     assert [d.code for d in index.diagnostics] == ["security-undeclared"]
     got = resolve(*rest_operation("", "GET", "/repos/{owner}/{repo}/issues"), index)
-    assert isinstance(got, Target) and got.entry.operation_id == "issues/list-for-repo"
+    assert isinstance(got, Target)
+    assert got.entry.operation_id == "issues/list-for-repo"
     assert [d.code for d in got.diagnostics] == ["security-undeclared"]
 
 
@@ -133,7 +134,8 @@ def test_converted_google_spec_agrees_with_discovery(npm_corpora: Path, discover
     assert len(common) == 37
     for entry in common:
         (mine,) = disc.by_operation_id[entry.operation_id]
-        assert entry.requirements is not None and mine.requirements is not None
+        assert entry.requirements is not None
+        assert mine.requirements is not None
         assert all({t.scheme for t in alt} == {"Oauth2", "Oauth2c"} for alt in entry.requirements)
         old = {t.scopes for alt in entry.requirements for t in alt}
         new = {alt[0].scopes for alt in mine.requirements}
