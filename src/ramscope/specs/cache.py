@@ -46,13 +46,14 @@ def load_index(url: str, source: SpecSource, *, kind_hint: SpecKind | None = Non
     Raises :class:`~ramscope.errors.FetchError` if the spec cannot be obtained and
     :class:`~ramscope.errors.SpecError` if it is not a spec ramscope understands.
     """
-    from . import build_index  # noqa: PLC0415 - the package imports this module
+    from . import _gc_paused, build_index  # noqa: PLC0415 - the package imports this module
 
     spec = source.get(url, kind_hint=kind_hint)
     key = index_cache_key(spec.sha256, kind_hint)
     cached = source.get_artifact(INDEX_NAMESPACE, key)
     if cached is not None:
-        index = _from_cache(cached, spec, source)
+        with _gc_paused():  # decoding builds a large tree of fresh objects, like parsing a spec
+            index = _from_cache(cached, spec, source)
         if index is not None:
             return index
 
