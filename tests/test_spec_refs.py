@@ -90,6 +90,25 @@ def test_check_ref_target(target: str, reason: str | None) -> None:
         assert reason in got
 
 
+@pytest.mark.parametrize(
+    ("ref", "code"),
+    [
+        ("//evil.example/apis/x.json#/a", "ref-refused"),  # scheme-relative: another host
+        ("file:x.json#/a", "ref-refused"),
+        ("jar:https://specs.example.com/apis/x.jar!/a.json#/a", "ref-refused"),
+        ("HTTPS://SPECS.EXAMPLE.COM/apis/x.json#/a", "ref-unresolved"),  # allowed; the spy has no such file
+        ("sub/../x.json#/a", "ref-unresolved"),  # dot segments that stay inside are fine
+    ],
+)
+def test_ref_spellings(ref: str, code: str) -> None:
+    """Scheme-relative, opaque and odd-case refs get the same origin and directory checks."""
+    loader = SpyLoader()
+    got = RefResolver({}, "https://specs.example.com/apis/main.json", loader).deref({"$ref": ref})
+    assert isinstance(got, RefFailure)
+    assert got.code == code
+    assert bool(loader.calls) == (code == "ref-unresolved")
+
+
 def test_relative_refs_are_refused_without_a_spec_url() -> None:
     """A spec with no http(s) URL cannot have sibling documents checked, so none is read."""
     loader = SpyLoader()

@@ -108,8 +108,8 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
         if isinstance(methods, dict):
             for name, m in methods.items():
                 mptr = f"{ptr}/methods/{_escape(name)}"
-                if not isinstance(m, dict) or not isinstance(m.get("path"), str):
-                    diags.append(INVALID_OPERATION(mptr, f"method {name!r} has no path; skipped"))
+                if not isinstance(m, dict) or not isinstance(m.get("path"), str) or not _str(m.get("httpMethod")):
+                    diags.append(INVALID_OPERATION(mptr, f"method {name!r} has no path or no httpMethod; skipped"))
                     continue
                 path = m["path"]
                 scopes = m.get("scopes")
@@ -137,7 +137,7 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
                 if isinstance(flat, str) and flat != path:
                     alt = tuple(dict.fromkeys((flat, _with_service_path(service_path, flat))))
                 method_id = _str(m.get("id"))
-                http_method = _str(m.get("httpMethod")).upper() or "GET"
+                http_method = m["httpMethod"].upper()
                 entries.append(
                     OperationEntry(
                         key=method_id or f"{http_method} {full}",

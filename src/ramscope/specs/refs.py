@@ -60,8 +60,6 @@ class Resolved:
     doc_url: str
     #: JSON pointer of the value inside that document.
     pointer: str
-    #: External documents read to get here: (url, sha256).
-    via_external: bool = False
 
 
 def resolve_pointer(doc: Any, fragment: str) -> Any:
@@ -166,7 +164,7 @@ class RefResolver:
     def deref(self, node: Any, *, doc_url: str | None = None, pointer: str = "") -> Resolved | RefFailure:
         """Follow ``node``'s ``$ref`` chain (if any) to a value that is not a ref."""
         cur_url = self._spec_url if doc_url is None else doc_url
-        cur, cur_ptr, external = node, pointer, False
+        cur, cur_ptr = node, pointer
         seen: list[str] = []
         while isinstance(cur, dict) and "$ref" in cur:
             ref = cur["$ref"]
@@ -189,9 +187,8 @@ class RefResolver:
                 cur = resolve_pointer(doc, fragment)
             except LookupError as exc:
                 return RefFailure("ref-unresolved", f"$ref {ref!r} points at nothing: {exc}", ref)
-            external = external or target_doc != self._spec_url
             cur_url, cur_ptr = target_doc, unquote(fragment)
-        return Resolved(cur, cur_url, cur_ptr, external)
+        return Resolved(cur, cur_url, cur_ptr)
 
     def _target(self, ref: str, cur_url: str) -> tuple[str | RefFailure, str]:
         """(absolute document URL, fragment) of a ref, or the reason it is refused."""
