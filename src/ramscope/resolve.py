@@ -202,7 +202,9 @@ def _request_path(resource_path: str) -> str:
     them (AWS specs have paths like ``/#X-Amz-Target=...`` and ``/finding/{id}#analyzerArn``).
     """
     m = _URL_PREFIX.match(resource_path)
-    return resource_path[m.end() :] or "/" if m else resource_path
+    if m is None:
+        return resource_path
+    return resource_path[m.end() :] or "/"
 
 
 def _label(e: OperationEntry) -> str:
