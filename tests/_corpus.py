@@ -17,10 +17,10 @@ from urllib.parse import urlparse
 
 import orjson
 
-from _specs import make_spec, rest_operation
 from ramscope.resolve import Target, Unresolved, resolve
 from ramscope.specs import build_index
 from ramscope.store.model import FetchedSpec
+from tests._specs import make_spec, rest_operation
 
 METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
 

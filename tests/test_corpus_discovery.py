@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 
-from _specs import make_spec, rest_operation
 from ramscope.resolve import Target, Unresolved, resolve
 from ramscope.specs import SpecKind, build_index
+from tests._specs import make_spec, rest_operation
 
 #: Measured on google-api-python-client 2.202.0 (pinned in pyproject).
 DOCUMENTS = 610

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from _corpus import CorpusResult, check_openapi_spec
-from _specs import make_spec, rest_operation
 from ramscope.resolve import Target, resolve
 from ramscope.specs import SchemeType, build_index
+from tests._corpus import CorpusResult, check_openapi_spec
+from tests._specs import make_spec, rest_operation
 
 SAMPLE_SEED = 20261129
 SAMPLE_SIZE = 300

@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 import pytest
 
-from _specs import make_spec, rest_operation
 from ramscope.resolve import Target, Unresolved, resolve
 from ramscope.specs import FlowKind, SchemeRequirement, SchemeType, SpecIndex, SpecKind, build_index
+from tests._specs import make_spec, rest_operation
 
 
 def discovery(path: Path, name: str) -> tuple[SpecIndex, dict[str, Any]]:

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from _specs import fixture_spec, make_spec
 from ramscope.specs import (
     FlowKind,
     SchemeRequirement,
@@ -15,6 +14,7 @@ from ramscope.specs import (
     SpecKind,
     build_index,
 )
+from tests._specs import fixture_spec, make_spec
 
 R = SchemeRequirement.of
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from _specs import make_spec, rest_operation
 from ramscope.card import load_card
 from ramscope.errors import FetchError, OfflineMissError, SpecError
 from ramscope.resolve import Target, Unresolved, resolve, spec_url_for, unresolved_for_error
 from ramscope.specs import SpecIndex, SpecKind, build_index
+from tests._specs import make_spec, rest_operation
 
 EXAMPLE_CARD = Path(__file__).resolve().parent.parent / "examples" / "travel-agent.card.json"
 

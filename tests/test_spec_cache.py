@@ -8,10 +8,10 @@ import orjson
 import pytest
 
 import ramscope.specs as specs
-from _specs import make_spec
 from ramscope.errors import FetchError
 from ramscope.specs import INDEX_NAMESPACE, SpecKind, SpecSource, index_cache_key, load_index
 from ramscope.store.model import FetchedSpec
+from tests._specs import make_spec
 
 MAIN = "https://specs.example.com/apis/main.json"
 SHARED = "https://specs.example.com/apis/shared.json"

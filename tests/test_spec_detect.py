@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from _specs import make_spec
 from ramscope.errors import SpecError
 from ramscope.specs import ADAPTERS, SpecKind, build_index, detect_kind
+from tests._specs import make_spec
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from _specs import FIXTURES, fixture_spec, make_spec, rest_operation
-from conftest import IOAudit
 from ramscope.errors import FetchError
 from ramscope.resolve import Target, Unresolved, resolve
 from ramscope.specs import SchemeRequirement, build_index
 from ramscope.specs.refs import RefFailure, RefResolver, check_ref_target, resolve_pointer
 from ramscope.store.model import FetchedSpec
+from tests._spec_fixtures import IOAudit
+from tests._specs import FIXTURES, fixture_spec, make_spec, rest_operation
 
 SPEC_URL = "https://specs.example.com/apis/hostile-refs.json"
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from _specs import fixture_spec, make_spec
-from conftest import IOAudit
 from ramscope.specs.strict import external_refs, validate_spec
+from tests._spec_fixtures import IOAudit
+from tests._specs import fixture_spec, make_spec
 
 pytest.importorskip("openapi_spec_validator")
 
