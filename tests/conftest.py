@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to the seed and example cards, and a card writer."""
+"""Shared fixtures and hooks: the seed and example cards, a card writer, spec corpora and the I/O audit."""
 
 from __future__ import annotations
 
@@ -9,6 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests._spec_fixtures import (  # noqa: F401 - pytest finds hooks and fixtures by name here
+    discovery_documents,
+    io_audit,
+    npm_corpora,
+    pytest_collection_modifyitems,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CARD = ROOT / "examples" / "travel-agent.card.json"

@@ -42,13 +42,13 @@ def op(key: str, *alternatives: list[str] | None, scheme: str = "oauth") -> Oper
     """An operation whose alternatives are scope lists; [] is the anonymous alternative."""
     if alternatives == (None,):
         return OperationEntry(key=key, operation_id=key, requirements=None)
-    reqs = tuple(
-        (SchemeRequirement.of(scheme, alt),) if alt else () for alt in alternatives if alt is not None
-    )
+    reqs = tuple((SchemeRequirement.of(scheme, alt),) if alt else () for alt in alternatives if alt is not None)
     return OperationEntry(key=key, operation_id=key, requirements=reqs)
 
 
-def index(*ops: OperationEntry, schemes: tuple[SecurityScheme, ...] = (oauth(),), url: str = "https://x/spec") -> SpecIndex:
+def index(
+    *ops: OperationEntry, schemes: tuple[SecurityScheme, ...] = (oauth(),), url: str = "https://x/spec"
+) -> SpecIndex:
     return SpecIndex(kind=SpecKind.OPENAPI, url=url, sha256="0" * 64, operations=ops, schemes=schemes)
 
 
@@ -278,7 +278,10 @@ def test_optimiser_properties(inst: tuple[SpecIndex, list[int], list[int]]) -> N
         # 3. optimal: brute force every combination of alternatives on top of the tier below
         options = [list(p.candidates) for p in problems]
         best = min(
-            (combined_blast_radius(base.union(*(a.atoms for a in combo)), [g]) for combo in itertools.product(*options)),
+            (
+                combined_blast_radius(base.union(*(a.atoms for a in combo)), [g])
+                for combo in itertools.product(*options)
+            ),
             default=combined_blast_radius(base, [g]),
         )
         assert sol.blast_radius == best

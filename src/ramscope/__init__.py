@@ -8,6 +8,9 @@ The public API::
         print(d.severity.value, d.code, d.path, d.message)
 """
 
+# Imported for their diagnostic rules, so all_rules() and SARIF output list every rule.
+from . import resolve as _resolve  # noqa: F401
+from . import specs as _specs  # noqa: F401
 from ._version import __version__
 from .card import Card, CardShape, load_card
 from .config import Settings
@@ -39,6 +42,7 @@ from .manifest import (
     ResourceSpec,
     parse_manifest,
 )
+from .specs import strict as _strict  # noqa: F401
 from .validate import validate
 
 __all__ = [

@@ -1,0 +1,304 @@
+"""Resolving a RAM operation to the spec operation it names: ``resolve(...) -> Target | Unresolved``.
+
+For REST specs (OpenAPI, Google Discovery) the order is:
+
+1. ``api_operation_spec.operation_id`` (OpenAPI operationId, Discovery method id);
+2. if it is absent, or not in the spec (a warning), the resource's
+   ``resource_path`` with ``api_operation_spec.http_method``. Paths match with
+   template parameter names erased (``{calendarId}`` = ``{id}`` = ``{+id}``), a
+   trailing slash ignored, and with or without the spec's base path (server URL
+   path, ``basePath``, ``servicePath``).
+
+Nothing is guessed: no match gives :class:`Unresolved` with the three nearest
+operations as suggestions, several matches give an ambiguity listing them. The
+spec's own findings that bear on the operation (undeclared security, an
+undefined scheme, a refused ``$ref``) travel with the result, re-pointed at the
+card so the reader sees them next to the access.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .diagnostics import Diagnostic, Severity, rule
+from .errors import FetchError, RamscopeError, SpecError
+from .manifest import Operation, Resource
+from .specs import SpecIndex, SpecKind, normalize_path, relevant_diagnostics
+from .specs.model import OperationEntry
+
+__all__ = ["Target", "Unresolved", "resolve", "spec_url_for", "unresolved_for_error"]
+
+_S = "resolve"
+OPERATION_ID_NOT_FOUND = rule(
+    "operation-id-not-found",
+    Severity.WARNING,
+    "The operation_id is not in the spec; the resource path and HTTP method are tried instead.",
+    stage=_S,
+)
+HTTP_METHOD_MISMATCH = rule(
+    "http-method-mismatch",
+    Severity.WARNING,
+    "The operation found by operation_id has another HTTP method than the manifest's http_method.",
+    stage=_S,
+)
+OPERATION_NOT_FOUND = rule(
+    "operation-not-found", Severity.ERROR, "No operation of the spec matches the manifest's operation.", stage=_S
+)
+AMBIGUOUS_OPERATION = rule(
+    "ambiguous-operation", Severity.ERROR, "Several operations of the spec match the manifest's operation.", stage=_S
+)
+NO_SELECTOR = rule(
+    "no-selector",
+    Severity.ERROR,
+    "The operation names neither an operation_id nor a resource path with an HTTP method.",
+    stage=_S,
+)
+UNSUPPORTED_SPEC = rule(
+    "unsupported-spec", Severity.ERROR, "The spec is of a kind ramscope cannot resolve operations in.", stage=_S
+)
+SPEC_UNAVAILABLE = rule("spec-unavailable", Severity.ERROR, "The spec could not be obtained.", stage=_S)
+SPEC_INVALID = rule("spec-invalid", Severity.ERROR, "The spec was obtained but cannot be read.", stage=_S)
+
+_URL_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
+_REST_KINDS = frozenset({SpecKind.OPENAPI, SpecKind.DISCOVERY})
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    index: SpecIndex
+    entry: OperationEntry
+    matched_by: str  # "operation_id" | "path_method" (later also "tool_name" | "agent_card" | "skill")
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    reason: str  # "operation-not-found", "ambiguous-operation", "no-selector", "unsupported-spec", ...
+    message: str
+    suggestions: tuple[str, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def spec_url_for(resource: Resource, operation: Operation) -> str:
+    """The spec an operation is resolved in: its own ``spec_url`` if given, else its resource's."""
+    aos = operation.api_operation_spec
+    if aos is not None and aos.spec_url:
+        return aos.spec_url
+    return resource.spec_url
+
+
+def _spec_pointer(resource: Resource, operation: Operation) -> str:
+    """Where the card names the spec of this operation (diagnostics about the spec point there)."""
+    aos = operation.api_operation_spec
+    if aos is not None and aos.spec_url:
+        return aos.loc.of("spec_url")
+    if resource.spec is not None:
+        return resource.spec.loc.of("spec_url")
+    return operation.loc.pointer
+
+
+def unresolved_for_error(error: RamscopeError, resource: Resource, operation: Operation) -> Unresolved:
+    """The :class:`Unresolved` for an access whose spec could not be fetched or read."""
+    ptr = _spec_pointer(resource, operation)
+    url = spec_url_for(resource, operation)
+    if isinstance(error, FetchError):
+        reason, r = "spec-unavailable", SPEC_UNAVAILABLE
+    elif isinstance(error, SpecError) and error.detail.startswith("unsupported spec"):
+        reason, r = "unsupported-spec", UNSUPPORTED_SPEC
+    else:
+        reason, r = "spec-invalid", SPEC_INVALID
+    message = f"spec {url}: {getattr(error, 'detail', str(error))}"
+    return Unresolved(reason, message, diagnostics=(r(ptr, message, data={"spec_url": url, "error": error.code}),))
+
+
+def resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Target | Unresolved:
+    """The operation of ``index`` that ``operation`` (of ``resource``) names, or why there is none."""
+    op_ptr = operation.loc.pointer
+    if index.kind not in _REST_KINDS:
+        message = f"resolving operations in {index.kind.value} specs is not implemented yet ({index.url})"
+        return Unresolved("unsupported-spec", message, diagnostics=(UNSUPPORTED_SPEC(op_ptr, message),))
+    spec_ptr = _spec_pointer(resource, operation)
+    aos = operation.api_operation_spec
+    op_id = aos.operation_id if aos else ""
+    method = aos.http_method.strip().upper() if aos else ""
+    raw_path = resource.resource_path.strip()
+    path = _request_path(raw_path)
+    aos_ptr = operation.loc.of("api_operation_spec")
+    notes: list[Diagnostic] = []
+
+    if op_id:
+        # Exact first: real ids carry stray spaces ("Get Card Type Information ").
+        hits = index.by_operation_id.get(op_id) or index.by_operation_id.get(op_id.strip(), [])
+        if len(hits) == 1:
+            entry = hits[0]
+            if method and method != entry.method:
+                assert aos is not None
+                notes.append(
+                    HTTP_METHOD_MISMATCH(
+                        aos.loc.of("http_method"),
+                        f"operation_id {op_id!r} is {entry.method} {entry.full_path or entry.path} in the spec, "
+                        f"but http_method says {method}; the spec's operation is used",
+                    )
+                )
+            return _target(index, entry, "operation_id", notes, spec_ptr)
+        assert aos is not None
+        if len(hits) > 1:
+            return _ambiguous(index, hits, f"operation_id {op_id!r}", aos.loc.of("operation_id"), spec_ptr)
+        suggestions = _suggest(index, op_id, "", "")
+        notes.append(
+            OPERATION_ID_NOT_FOUND(
+                aos.loc.of("operation_id"),
+                f"operation_id {op_id!r} is not in {index.url}"
+                + ("; trying resource_path + http_method" if path and method else ""),
+                hint=f"did you mean {suggestions[0]}?" if suggestions else None,
+                data={"suggestions": list(suggestions)},
+            )
+        )
+
+    if path and method:
+        hits = index.by_method_path.get((method, normalize_path(path)), [])
+        if len(hits) == 1:
+            return _target(index, hits[0], "path_method", notes, spec_ptr)
+        if len(hits) > 1:
+            return _ambiguous(index, hits, f"{method} {raw_path}", aos_ptr, spec_ptr, notes)
+        what = f"{method} {raw_path}" + (f" (nor operation_id {op_id!r})" if op_id else "")
+        return _not_found(index, what, _suggest(index, op_id, method, path), aos_ptr, spec_ptr, notes)
+
+    if op_id:
+        missing = (
+            "http_method" if path else "the resource's resource_path" if method else "resource_path and http_method"
+        )
+        what = f"operation_id {op_id!r} (and {missing} is not given to match by path)"
+        return _not_found(index, what, _suggest(index, op_id, method, path), aos_ptr, spec_ptr, notes)
+
+    if path:
+        message = f"resource_path {raw_path!r} is given but api_operation_spec.http_method is not"
+        on_path = [e for (_, p), es in index.by_method_path.items() if p == normalize_path(path) for e in es]
+        suggestions = tuple(dict.fromkeys(_label(e) for e in on_path))[:3] or _suggest(index, "", "", path)
+    elif method:
+        message = f"http_method {method} is given but the resource has no resource_path"
+        suggestions = ()
+    else:
+        message = "the operation gives no api_operation_spec.operation_id and no resource_path + http_method"
+        suggestions = ()
+    return Unresolved(
+        "no-selector",
+        message,
+        suggestions,
+        (*notes, NO_SELECTOR(aos_ptr if aos else op_ptr, message, data={"suggestions": list(suggestions)})),
+    )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _request_path(resource_path: str) -> str:
+    """The path of a resource path, which some cards write as a full URL.
+
+    Only a scheme and host are cut: ``?`` and ``#`` stay, since real path keys use
+    them (AWS specs have paths like ``/#X-Amz-Target=...`` and ``/finding/{id}#analyzerArn``).
+    """
+    m = _URL_PREFIX.match(resource_path)
+    if m is None:
+        return resource_path
+    return resource_path[m.end() :] or "/"
+
+
+def _label(e: OperationEntry) -> str:
+    where = f"{e.method} {e.full_path or e.path}"
+    return f"{e.operation_id} ({where})" if e.operation_id else where
+
+
+def _repoint(index: SpecIndex, diags: Iterable[Diagnostic], card_ptr: str) -> list[Diagnostic]:
+    """Copies of spec diagnostics pointing at the card's spec_url; the spec location moves to data."""
+    out = []
+    for d in diags:
+        at = f" (at {d.path} in the spec)" if d.path else ""
+        out.append(
+            Diagnostic(
+                code=d.code,
+                severity=d.severity,
+                path=card_ptr,
+                message=f"spec {index.url}: {d.message}{at}",
+                hint=d.hint,
+                data={**d.data, "spec_url": index.url, "spec_pointer": d.path},
+            )
+        )
+    return out
+
+
+def _target(index: SpecIndex, entry: OperationEntry, matched_by: str, notes: list[Diagnostic], spec_ptr: str) -> Target:
+    related = _repoint(index, relevant_diagnostics(index, entry), spec_ptr)
+    return Target(index, entry, matched_by, (*notes, *related))
+
+
+def _ambiguous(
+    index: SpecIndex,
+    hits: Sequence[OperationEntry],
+    what: str,
+    ptr: str,
+    spec_ptr: str,
+    notes: Sequence[Diagnostic] = (),
+) -> Unresolved:
+    labels = tuple(_label(e) for e in hits)
+    message = f"{what} matches {len(hits)} operations in {index.url}: {'; '.join(labels)}"
+    diag = AMBIGUOUS_OPERATION(
+        ptr,
+        message,
+        hint="name the operation by its operation_id, or use a more specific path (e.g. Discovery's flatPath)",
+        data={"candidates": list(labels)},
+    )
+    return Unresolved("ambiguous-operation", message, labels, (*notes, diag))
+
+
+def _not_found(
+    index: SpecIndex,
+    what: str,
+    suggestions: tuple[str, ...],
+    ptr: str,
+    spec_ptr: str,
+    notes: Sequence[Diagnostic],
+) -> Unresolved:
+    message = f"{what} is not an operation of {index.url}"
+    if suggestions:
+        message += f"; nearest: {'; '.join(suggestions)}"
+    diag = OPERATION_NOT_FOUND(ptr, message, data={"suggestions": list(suggestions)})
+    related = _repoint(index, relevant_diagnostics(index, None), spec_ptr)
+    return Unresolved("operation-not-found", message, suggestions, (*notes, diag, *related))
+
+
+def _suggest(index: SpecIndex, op_id: str, method: str, path: str, n: int = 3) -> tuple[str, ...]:
+    """The ``n`` nearest operations, by operation id and by normalised "METHOD path" similarity."""
+    scored: dict[str, float] = {}
+    if op_id:
+        ids = {e.operation_id: e for e in index.operations if e.operation_id}
+        for match in _closest(op_id, list(ids), n):
+            label = _label(ids[match])
+            scored[label] = max(scored.get(label, 0.0), difflib.SequenceMatcher(None, op_id, match).ratio())
+    if path:
+        wanted = f"{method} {normalize_path(path)}".strip()
+        spellings: dict[str, OperationEntry] = {}
+        for e in index.operations:
+            for p in (e.full_path, e.path, *e.alt_paths):
+                if p:
+                    spellings.setdefault(f"{e.method} {normalize_path(p)}" if method else normalize_path(p), e)
+        # Each operation has several spellings (with and without base path): ask for more than n.
+        for match in _closest(wanted, list(spellings), n * 4):
+            label = _label(spellings[match])
+            scored[label] = max(scored.get(label, 0.0), difflib.SequenceMatcher(None, wanted, match).ratio())
+    return tuple(sorted(scored, key=lambda k: (-scored[k], k))[:n])
+
+
+def _closest(word: str, candidates: list[str], n: int) -> list[str]:
+    """The ``n`` closest candidates, lowering the bar only as far as needed (cheap cutoffs first)."""
+    found: list[str] = []
+    for cutoff in (0.6, 0.4, 0.2, 0.0):
+        for match in difflib.get_close_matches(word, candidates, n=n, cutoff=cutoff):
+            if match not in found:
+                found.append(match)
+        if len(found) >= n:
+            break
+    return found[:n]

@@ -1,0 +1,91 @@
+"""Caching built indexes by the spec's SHA-256, so a warm run parses no large spec again.
+
+The value stored is the index's JSON plus what it was built from: the URL it was
+read at (relative refs and relative server URLs depend on it) and the external
+documents its ``$ref``\\ s pulled in, each with its SHA-256. A cached index is
+used only if it decodes, has the current :data:`INDEX_FORMAT_VERSION`, was built
+from the same URL, and every dependency still has the same hash; otherwise it is
+rebuilt and stored again. Nothing here touches disk or network itself: the
+:class:`SpecSource` (the spec store) does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Protocol
+
+import orjson
+
+from ..errors import FetchError
+from ..store.model import FetchedSpec
+from .model import INDEX_FORMAT_VERSION, SpecIndex, SpecKind
+
+__all__ = ["INDEX_NAMESPACE", "SpecSource", "index_cache_key", "load_index"]
+
+#: The artifact namespace indexes are stored under.
+INDEX_NAMESPACE = "spec-index"
+
+
+class SpecSource(Protocol):
+    """What indexing needs from the spec store (the real store satisfies it)."""
+
+    def get(self, url: str, *, kind_hint: SpecKind | None = None) -> FetchedSpec: ...
+
+    def get_artifact(self, namespace: str, key: str) -> bytes | None: ...
+
+    def put_artifact(self, namespace: str, key: str, data: bytes) -> None: ...
+
+
+def index_cache_key(sha256: str, kind_hint: SpecKind | None = None) -> str:
+    return f"v{INDEX_FORMAT_VERSION}-{sha256}-{kind_hint.value if kind_hint else 'auto'}"
+
+
+def load_index(url: str, source: SpecSource, *, kind_hint: SpecKind | None = None) -> SpecIndex:
+    """The index of the spec at ``url``: from the artifact cache when still valid, else built and cached.
+
+    Raises :class:`~ramscope.errors.FetchError` if the spec cannot be obtained and
+    :class:`~ramscope.errors.SpecError` if it is not a spec ramscope understands.
+    """
+    from . import _gc_paused, build_index  # noqa: PLC0415 - the package imports this module
+
+    spec = source.get(url, kind_hint=kind_hint)
+    key = index_cache_key(spec.sha256, kind_hint)
+    cached = source.get_artifact(INDEX_NAMESPACE, key)
+    if cached is not None:
+        with _gc_paused():  # decoding builds a large tree of fresh objects, like parsing a spec
+            index = _from_cache(cached, spec, source)
+        if index is not None:
+            return index
+
+    deps: list[tuple[str, str]] = []
+
+    def load_ref(ref_url: str) -> FetchedSpec:
+        fetched = source.get(ref_url)
+        deps.append((ref_url, fetched.sha256))
+        return fetched
+
+    index = build_index(spec, kind_hint=kind_hint, load_ref=load_ref)
+    payload = {"built_from": spec.final_url or spec.url, "deps": deps, "index": index.to_dict()}
+    source.put_artifact(INDEX_NAMESPACE, key, orjson.dumps(payload))
+    return index
+
+
+def _from_cache(data: bytes, spec: FetchedSpec, source: SpecSource) -> SpecIndex | None:
+    """The cached index if it is intact and still describes this spec; ``None`` to rebuild."""
+    try:
+        payload: Any = orjson.loads(data)
+        if payload.get("built_from") != (spec.final_url or spec.url):
+            return None
+        index = SpecIndex.from_dict(payload["index"])
+        deps = [(str(u), str(h)) for u, h in payload.get("deps", ())]
+    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
+        return None  # corrupted or of another format: rebuild
+    if index.sha256 != spec.sha256:
+        return None
+    for dep_url, dep_sha in deps:
+        try:
+            if source.get(dep_url).sha256 != dep_sha:
+                return None
+        except FetchError:
+            return None
+    return index if index.url == spec.url else replace(index, url=spec.url)

@@ -1,0 +1,219 @@
+"""Google API Discovery documents (``kind: discovery#restDescription``) -> :class:`SpecIndex`.
+
+A Discovery document lists methods in nested ``resources`` (real documents nest
+ten deep); each method has an ``id`` (``calendar.events.insert``), an
+``httpMethod``, a ``path`` relative to ``rootUrl + servicePath`` (which may use
+RFC 6570 reserved expansion, ``{+name}``, standing for several segments), often a
+``flatPath`` spelling those segments out, and ``scopes``: any one of them
+suffices. Scope descriptions live in ``auth.oauth2.scopes``.
+
+What the format leaves implicit, and how it is read here:
+
+* No OAuth flow is named. Google's OAuth 2.0 serves both delegated user consent
+  (authorization code) and service accounts (a signed JWT exchanged at the token
+  endpoint: the agent's own identity, which plays the role of client
+  credentials), so the ``Oauth2`` scheme gets both flows, marked ``inferred``.
+* A method without ``scopes`` needs no OAuth scope; if the document defines the
+  ``key`` query parameter (every Google document does), such a method is called
+  with an API key, so it gets one alternative: the inferred ``key`` apiKey scheme.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..store.model import FetchedSpec
+from ._doc import INVALID_OPERATION, UNDECLARED_SCOPE, assign_keys
+from .model import (
+    FlowKind,
+    OAuthFlow,
+    OperationEntry,
+    Requirements,
+    SchemeRequirement,
+    SchemeType,
+    SecurityScheme,
+    SpecIndex,
+    SpecKind,
+)
+from .refs import RefLoader
+
+__all__ = ["DISCOVERY_KIND", "OAUTH2_SCHEME", "DiscoveryAdapter", "build_discovery_index"]
+
+DISCOVERY_KIND = "discovery#restDescription"
+#: The scheme name the index gives Google's OAuth 2.0 (Discovery documents name none).
+OAUTH2_SCHEME = "Oauth2"
+API_KEY_SCHEME = "key"
+
+GOOGLE_AUTHORIZATION_URL = "https://accounts.google.com/o/oauth2/auth"
+GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token"
+
+
+class DiscoveryAdapter:
+    """The :class:`~ramscope.specs.Adapter` for Google Discovery documents."""
+
+    kind = SpecKind.DISCOVERY
+
+    def sniff(self, doc: Any) -> str | None:
+        if isinstance(doc, dict) and doc.get("kind") == DISCOVERY_KIND:
+            return str(doc.get("discoveryVersion") or "v1")
+        return None
+
+    def build(self, doc: Any, spec: FetchedSpec, *, spec_version: str, load_ref: RefLoader | None = None) -> SpecIndex:
+        # Discovery documents have no $ref to other documents (schemas use bare names).
+        return build_discovery_index(doc, spec, spec_version=spec_version)
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1") if "~" in token or "/" in token else token
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _with_service_path(service_path: str, path: str) -> str:
+    return "/" + (service_path.strip("/") + "/" if service_path.strip("/") else "") + path.lstrip("/")
+
+
+def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_version: str = "v1") -> SpecIndex:
+    diags: list[Diagnostic] = []
+    auth = doc.get("auth")
+    oauth2 = auth.get("oauth2") if isinstance(auth, dict) else None
+    raw_scopes = oauth2.get("scopes") if isinstance(oauth2, dict) else None
+    scope_list: tuple[tuple[str, str], ...] = ()
+    if isinstance(raw_scopes, dict):
+        scope_list = tuple(
+            (str(k), _str(v.get("description")) if isinstance(v, dict) else "") for k, v in raw_scopes.items()
+        )
+    declared_scopes = {s for s, _ in scope_list}
+    params = doc.get("parameters")
+    key_param = params.get("key") if isinstance(params, dict) else None
+    has_key = isinstance(key_param, dict)
+    key_alternative: Requirements = ((SchemeRequirement(API_KEY_SCHEME),),) if has_key else ()
+
+    service_path = _str(doc.get("servicePath"))
+    entries: list[OperationEntry] = []
+    uses_oauth = isinstance(oauth2, dict)
+    uses_key = False
+    undeclared: dict[str, str] = {}
+    reqs_cache: dict[tuple[Any, ...], Requirements] = {}
+
+    # Iterative walk: resources nest ten deep in real documents, and a hostile one could nest more.
+    stack: list[tuple[Mapping[str, Any], str]] = [(doc, "")]
+    while stack:
+        node, ptr = stack.pop()
+        methods = node.get("methods")
+        if isinstance(methods, dict):
+            for name, m in methods.items():
+                mptr = f"{ptr}/methods/{_escape(name)}"
+                if not isinstance(m, dict) or not isinstance(m.get("path"), str) or not _str(m.get("httpMethod")):
+                    diags.append(INVALID_OPERATION(mptr, f"method {name!r} has no path or no httpMethod; skipped"))
+                    continue
+                path = m["path"]
+                scopes = m.get("scopes")
+                reqs: Requirements
+                if isinstance(scopes, list) and scopes:
+                    key = tuple(scopes)
+                    cached = reqs_cache.get(key)
+                    if cached is None:
+                        # Any one of the listed scopes suffices: one alternative per scope.
+                        uniq = list(dict.fromkeys(s for s in scopes if isinstance(s, str)))
+                        cached = reqs_cache[key] = tuple((SchemeRequirement(OAUTH2_SCHEME, (s,)),) for s in uniq)
+                        for s in uniq:
+                            if s not in declared_scopes and s not in undeclared:
+                                undeclared[s] = mptr + "/scopes"
+                    reqs = cached
+                    uses_oauth = True
+                    src = "method"
+                else:
+                    reqs = key_alternative
+                    uses_key = uses_key or has_key
+                    src = "inferred" if has_key else "none"
+                flat = m.get("flatPath")
+                alt: tuple[str, ...] = ()
+                full = _with_service_path(service_path, path)
+                if isinstance(flat, str) and flat != path:
+                    alt = tuple(dict.fromkeys((flat, _with_service_path(service_path, flat))))
+                method_id = _str(m.get("id"))
+                http_method = m["httpMethod"].upper()
+                entries.append(
+                    OperationEntry(
+                        key=method_id or f"{http_method} {full}",
+                        operation_id=method_id,
+                        method=http_method,
+                        path=path,
+                        full_path=full,
+                        alt_paths=alt,
+                        requirements=reqs,
+                        security_source=src,
+                        description=_str(m.get("description")),
+                        deprecated=m.get("deprecated") is True,
+                        pointer=mptr,
+                    )
+                )
+        resources = node.get("resources")
+        if isinstance(resources, dict):
+            # Reversed so the walk meets resources in document order.
+            stack.extend(
+                (r, f"{ptr}/resources/{_escape(rname)}")
+                for rname, r in reversed(resources.items())
+                if isinstance(r, dict)
+            )
+
+    for scope, where in undeclared.items():
+        diags.append(
+            UNDECLARED_SCOPE(
+                where,
+                f"scope {scope!r} is not listed in auth.oauth2.scopes",
+                data={"scheme": OAUTH2_SCHEME, "scope": scope},
+            )
+        )
+
+    schemes: list[SecurityScheme] = []
+    if uses_oauth:
+        schemes.append(
+            SecurityScheme(
+                OAUTH2_SCHEME,
+                SchemeType.OAUTH2,
+                "Google OAuth 2.0 (flows inferred: Discovery documents do not name them)",
+                flows=(
+                    OAuthFlow(
+                        FlowKind.AUTHORIZATION_CODE,
+                        authorization_url=GOOGLE_AUTHORIZATION_URL,
+                        token_url=GOOGLE_TOKEN_URL,
+                        scopes=scope_list,
+                    ),
+                    OAuthFlow(FlowKind.CLIENT_CREDENTIALS, token_url=GOOGLE_TOKEN_URL, scopes=scope_list),
+                ),
+                inferred=True,
+            )
+        )
+    if uses_key and isinstance(key_param, dict):
+        schemes.append(
+            SecurityScheme(
+                API_KEY_SCHEME,
+                SchemeType.API_KEY,
+                _str(key_param.get("description")),
+                api_key_in="query",
+                api_key_name="key",
+                inferred=True,
+            )
+        )
+    base = _with_service_path(service_path, "").rstrip("/")
+    operations = tuple(assign_keys(entries, diags))
+    return SpecIndex(
+        kind=SpecKind.DISCOVERY,
+        url=spec.url,
+        sha256=spec.sha256,
+        title=_str(doc.get("title")) or _str(doc.get("name")),
+        version=_str(doc.get("version")),
+        spec_version=spec_version,
+        base_paths=(base,) if base else (),
+        operations=operations,
+        schemes=tuple(schemes),
+        security_declared=True,
+        diagnostics=tuple(diags),
+        extra={k: doc[k] for k in ("id", "name", "rootUrl", "servicePath") if isinstance(doc.get(k), str)},
+    )

@@ -1,0 +1,601 @@
+"""OpenAPI 2.0 (Swagger), 3.0, 3.1 (and 3.2) -> :class:`SpecIndex`, in one pass.
+
+Semantics, exactly as the specifications say:
+
+* an operation's ``security`` overrides the root ``security``; an operation
+  without one inherits the root's;
+* ``security: []`` means no authorization; ``{}`` inside the list is an
+  alternative with no requirement, i.e. anonymous access is allowed;
+* a spec that declares no requirement anywhere (GitHub's REST spec, for one,
+  describes auth only in prose) says nothing: every operation's requirements are
+  ``None`` ("unknown") and the index carries ``security_declared=False`` and a
+  warning; it is never read as "needs nothing";
+* a requirement naming an undefined scheme keeps its term and gets a diagnostic.
+
+Only path items and security schemes are dereferenced (see :mod:`.refs`); the
+rest of the document (schemas, parameters, responses) is never touched, so
+indexing costs a small fraction of parsing the JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from ..diagnostics import Diagnostic, join_pointer
+from ..errors import SpecError
+from ..store.model import FetchedSpec
+from ._doc import (
+    INVALID_OPERATION,
+    INVALID_SECURITY,
+    INVALID_SECURITY_SCHEME,
+    REF_CYCLE,
+    REF_REFUSED,
+    REF_UNRESOLVED,
+    SECURITY_UNDECLARED,
+    UNDECLARED_SCOPE,
+    UNDEFINED_SECURITY_SCHEME,
+    assign_keys,
+)
+from .model import (
+    FlowKind,
+    OAuthFlow,
+    OperationEntry,
+    Requirement,
+    Requirements,
+    SchemeRequirement,
+    SchemeType,
+    SecurityScheme,
+    SpecIndex,
+    SpecKind,
+)
+from .refs import RefFailure, RefLoader, RefResolver
+
+__all__ = ["OpenAPIAdapter", "build_openapi_index"]
+
+_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_METHODS_32 = (*_METHODS, "query")
+
+_OPENAPI_VERSION = re.compile(r"^3\.[0-2](\.\d+)?(-[0-9A-Za-z.-]+)?$")
+
+_SCHEME_TYPES = {
+    "apikey": SchemeType.API_KEY,
+    "http": SchemeType.HTTP,
+    "oauth2": SchemeType.OAUTH2,
+    "openidconnect": SchemeType.OPENID_CONNECT,
+    "mutualtls": SchemeType.MUTUAL_TLS,
+}
+
+#: OAS 3 flow names; ``deviceAuthorization`` is OAS 3.2's (RFC 8628).
+_OAS3_FLOWS = {
+    "implicit": FlowKind.IMPLICIT,
+    "password": FlowKind.PASSWORD,
+    "clientCredentials": FlowKind.CLIENT_CREDENTIALS,
+    "authorizationCode": FlowKind.AUTHORIZATION_CODE,
+    "deviceAuthorization": FlowKind.DEVICE_CODE,
+}
+
+#: Swagger 2.0 ``flow`` values and the OAS 3 flows they became.
+_SWAGGER_FLOWS = {
+    "implicit": FlowKind.IMPLICIT,
+    "password": FlowKind.PASSWORD,
+    "application": FlowKind.CLIENT_CREDENTIALS,
+    "accessCode": FlowKind.AUTHORIZATION_CODE,
+}
+
+_REF_RULES = {"ref-refused": REF_REFUSED, "ref-cycle": REF_CYCLE, "ref-unresolved": REF_UNRESOLVED}
+
+_VARIABLE = re.compile(r"\{([^{}]*)\}")
+
+
+class OpenAPIAdapter:
+    """The :class:`~ramscope.specs.Adapter` for OpenAPI 2.0 / 3.x documents."""
+
+    kind = SpecKind.OPENAPI
+
+    def sniff(self, doc: Any) -> str | None:
+        if not isinstance(doc, dict):
+            return None
+        if "swagger" in doc:
+            version = str(doc["swagger"])
+            if version == "2.0":
+                return version
+            raise SpecError(f"unsupported spec: Swagger {version!r}; ramscope reads Swagger 2.0 and OpenAPI 3.0-3.2")
+        if "swaggerVersion" in doc:
+            raise SpecError(
+                f"unsupported spec: Swagger {doc['swaggerVersion']!r} (swaggerVersion); "
+                "convert it to OpenAPI 3 (e.g. with swagger2openapi)"
+            )
+        if "openapi" in doc:
+            version = str(doc["openapi"])
+            if _OPENAPI_VERSION.match(version):
+                return version
+            raise SpecError(f"unsupported spec: OpenAPI {version!r}; ramscope reads Swagger 2.0 and OpenAPI 3.0-3.2")
+        return None
+
+    def build(self, doc: Any, spec: FetchedSpec, *, spec_version: str, load_ref: RefLoader | None = None) -> SpecIndex:
+        return build_openapi_index(doc, spec, spec_version=spec_version, load_ref=load_ref)
+
+
+def build_openapi_index(
+    doc: Mapping[str, Any], spec: FetchedSpec, *, spec_version: str, load_ref: RefLoader | None = None
+) -> SpecIndex:
+    return _Builder(doc, spec, spec_version, load_ref).build()
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _norm_base(path: str) -> str:
+    """A base path with one leading slash and no trailing one; "" for the root."""
+    path = path.strip()
+    if not path or path == "/":
+        return ""
+    if not path.startswith("/"):
+        path = "/" + path
+    return path.rstrip("/")
+
+
+#: Operation descriptions are kept for display only; long ones (Graph's run to pages) are cut,
+#: so the cached index stays small and loads much faster than the spec parses.
+DESCRIPTION_LIMIT = 400
+
+
+def _short(text: str) -> str:
+    if len(text) <= DESCRIPTION_LIMIT:
+        return text
+    return text[: DESCRIPTION_LIMIT - 1].rstrip() + "…"
+
+
+def _join(base: str, path: str) -> str:
+    if not base:
+        return path
+    return base + (path if path.startswith("/") else "/" + path)
+
+
+class _Builder:
+    def __init__(
+        self, doc: Mapping[str, Any], spec: FetchedSpec, spec_version: str, load_ref: RefLoader | None
+    ) -> None:
+        self.doc = doc
+        self.spec = spec
+        self.spec_version = spec_version
+        self.v2 = spec_version == "2.0"
+        self.base_url = spec.final_url or spec.url
+        self.refs = RefResolver(doc, self.base_url, load_ref)
+        self.diags: list[Diagnostic] = []
+        self.schemes: dict[str, SecurityScheme] = {}
+        #: Schemes whose definition exists but could not be read (already diagnosed).
+        self.broken_schemes: set[str] = set()
+        self.oauth_scopes: dict[str, set[str]] = {}
+        #: Undefined scheme name -> (first pointer, number of requirements naming it).
+        self.undefined: dict[str, list[Any]] = {}
+        self.undeclared_scopes: dict[tuple[str, str], str] = {}
+        self.checked_terms: set[SchemeRequirement] = set()
+        self.security_cache: dict[int, tuple[Any, Requirements | None]] = {}
+
+    # ------------------------------------------------------------------ top level
+
+    def build(self) -> SpecIndex:
+        doc = self.doc
+        info = doc.get("info")
+        info = info if isinstance(info, dict) else {}
+        self._read_schemes()
+        root_bases = self._root_bases()
+
+        root_declared = "security" in doc
+        root_reqs: Requirements | None = None
+        if root_declared:
+            root_reqs = self._security(doc["security"], "/security")
+
+        entries: list[OperationEntry] = []
+        pending: list[int] = []  # operations with no security of their own and no root security
+        op_declared = False
+        all_bases: list[str] = list(root_bases)
+
+        paths = doc.get("paths")
+        if paths is not None and not isinstance(paths, dict):
+            self.diags.append(INVALID_OPERATION("/paths", "paths is not an object; no operation can be read"))
+            paths = None
+        methods = _METHODS_32 if self.spec_version.startswith("3.2") else _METHODS
+        spec32 = self.spec_version.startswith("3.2")
+        for path, raw_item in (paths or {}).items():
+            if path.startswith("x-"):
+                continue
+            item_ptr = "/paths/" + path.replace("~", "~0").replace("/", "~1")
+            item, source = self._path_item(path, raw_item, item_ptr)
+            if item is None:
+                continue
+            item_bases = root_bases
+            if "servers" in item:
+                item_bases = self._servers(item["servers"], root_bases, item_ptr + "/servers")
+                all_bases.extend(item_bases)
+            ops = [(m, item[m], f"{item_ptr}/{m}") for m in methods if m in item]
+            if spec32 and isinstance(item.get("additionalOperations"), dict):
+                ops.extend(
+                    (m, o, join_pointer(item_ptr, "additionalOperations", m))
+                    for m, o in item["additionalOperations"].items()
+                )
+            for method, op, op_ptr in ops:
+                if not isinstance(op, dict):
+                    self.diags.append(INVALID_OPERATION(op_ptr, f"{method.upper()} {path}: not an object; skipped"))
+                    continue
+                bases = item_bases
+                if "servers" in op:
+                    bases = self._servers(op["servers"], item_bases, op_ptr + "/servers")
+                    all_bases.extend(bases)
+                if "security" in op:
+                    op_declared = True
+                    reqs = self._security(op["security"], op_ptr + "/security")
+                    src = "operation" if reqs is not None else "invalid"
+                elif root_declared:
+                    reqs, src = root_reqs, ("root" if root_reqs is not None else "invalid")
+                else:
+                    reqs, src = None, "undeclared"
+                    pending.append(len(entries))
+                entries.append(self._entry(method.upper(), path, op, op_ptr, bases, reqs, src, source))
+
+        declared = root_declared or op_declared
+        if declared:
+            # The spec does declare security, just not for these: they need none.
+            for i in pending:
+                entries[i] = replace(entries[i], requirements=(), security_source="none")
+        else:
+            self._undeclared_warning()
+        entries = assign_keys(entries, self.diags)
+        self._flush_scheme_diagnostics()
+
+        return SpecIndex(
+            kind=SpecKind.OPENAPI,
+            url=self.spec.url,
+            sha256=self.spec.sha256,
+            title=_str(info.get("title")),
+            version=str(info.get("version", "")) if info.get("version") is not None else "",
+            spec_version=self.spec_version,
+            base_paths=tuple(dict.fromkeys(b for b in all_bases if b)),
+            operations=tuple(entries),
+            schemes=tuple(self.schemes.values()),
+            security_declared=declared,
+            diagnostics=tuple(self.diags),
+        )
+
+    # ------------------------------------------------------------------ path items
+
+    def _path_item(self, path: str, raw: Any, ptr: str) -> tuple[dict[str, Any] | None, str]:
+        """The path item (its ``$ref`` followed) and, if it came from elsewhere, where from."""
+        if isinstance(raw, dict) and "$ref" in raw:
+            got = self.refs.deref(raw, pointer=ptr)
+            if isinstance(got, RefFailure):
+                self.diags.append(
+                    _REF_RULES[got.code](
+                        ptr,
+                        f"path {path}: {got.message}; its operations are left out of the index",
+                        data={"skipped_path": path, "ref": got.ref},
+                    )
+                )
+                return None, ""
+            if not isinstance(got.value, dict):
+                self.diags.append(
+                    INVALID_OPERATION(
+                        ptr, f"path {path}: $ref target is not an object; skipped", data={"skipped_path": path}
+                    )
+                )
+                return None, ""
+            # OAS 3.1 allows siblings next to a path item $ref; they win over the target's fields.
+            merged = {**got.value, **{k: v for k, v in raw.items() if k != "$ref"}} if len(raw) > 1 else got.value
+            source = f"{got.doc_url}#{got.pointer}" if got.doc_url != self.refs.spec_url else ""
+            return merged, source
+        if not isinstance(raw, dict):
+            self.diags.append(
+                INVALID_OPERATION(ptr, f"path {path}: not an object; skipped", data={"skipped_path": path})
+            )
+            return None, ""
+        return raw, ""
+
+    def _entry(
+        self,
+        method: str,
+        path: str,
+        op: dict[str, Any],
+        ptr: str,
+        bases: list[str],
+        reqs: Requirements | None,
+        src: str,
+        source: str,
+    ) -> OperationEntry:
+        op_id = op.get("operationId")
+        if op_id is None:
+            op_id = ""
+        elif not isinstance(op_id, str):
+            self.diags.append(
+                INVALID_OPERATION(
+                    join_pointer(ptr, "operationId"), f"{method} {path}: operationId is not a string; ignored"
+                )
+            )
+            op_id = ""
+        full = _join(bases[0], path) if bases else path
+        alt: tuple[str, ...] = ()
+        if len(bases) > 1:
+            alt = tuple(dict.fromkeys(p for b in bases[1:] if (p := _join(b, path)) not in (path, full)))
+        summary = op.get("summary")
+        description = op.get("description")
+        return OperationEntry(
+            key=op_id or f"{method} {path}",
+            operation_id=op_id,
+            method=method,
+            path=path,
+            full_path=full,
+            alt_paths=alt,
+            requirements=reqs,
+            security_source=src,
+            title=summary if isinstance(summary, str) else "",
+            description=_short(description) if isinstance(description, str) else "",
+            deprecated=op.get("deprecated") is True,
+            extra={"source": source} if source else {},
+            pointer=ptr,
+        )
+
+    # ------------------------------------------------------------------ servers
+
+    def _root_bases(self) -> list[str]:
+        if self.v2:
+            base = self.doc.get("basePath")
+            return [_norm_base(base)] if isinstance(base, str) else [""]
+        servers = self.doc.get("servers")
+        if servers is None:
+            return [""]  # OAS 3: no servers means a single server at "/"
+        return self._servers(servers, [""], "/servers")
+
+    def _servers(self, raw: Any, default: list[str], ptr: str) -> list[str]:
+        """Base paths of a ``servers`` list; ``default`` (the same object) when it gives none."""
+        if raw is None or self.v2:
+            return default
+        if not isinstance(raw, list):
+            self.diags.append(INVALID_OPERATION(ptr, "servers is not an array; ignored"))
+            return default
+        out: list[str] = []
+        for server in raw:
+            if isinstance(server, dict) and isinstance(server.get("url"), str):
+                out.append(self._server_path(server["url"], server.get("variables")))
+        out = list(dict.fromkeys(out))
+        return out or default
+
+    def _server_path(self, url: str, variables: Any) -> str:
+        if isinstance(variables, dict) and "{" in url:
+
+            def sub(m: re.Match[str]) -> str:
+                var = variables.get(m.group(1))
+                default = var.get("default") if isinstance(var, dict) else None
+                return str(default) if default is not None else m.group(0)
+
+            url = _VARIABLE.sub(sub, url)
+        if not url.strip():
+            return ""  # an empty URL names no server; read it as the default "/"
+        parts = urlsplit(url)
+        if parts.scheme or url.startswith("//"):
+            return _norm_base(parts.path)
+        # Relative server URLs are relative to where the document was served from.
+        if urlsplit(self.base_url).scheme in ("http", "https"):
+            return _norm_base(urlsplit(urljoin(self.base_url, url)).path)
+        return _norm_base(parts.path)
+
+    # ------------------------------------------------------------------ security requirements
+
+    def _security(self, raw: Any, ptr: str) -> Requirements | None:
+        """Parse a ``security`` list. Malformed lists give ``None`` (unknown), never fewer alternatives."""
+        cached = self.security_cache.get(id(raw))
+        if cached is not None and cached[0] is raw:
+            return cached[1]
+        reqs = self._parse_security(raw, ptr)
+        self.security_cache[id(raw)] = (raw, reqs)
+        return reqs
+
+    def _parse_security(self, raw: Any, ptr: str) -> Requirements | None:
+        if not isinstance(raw, list):
+            self.diags.append(INVALID_SECURITY(ptr, "security is not an array; the requirements are unknown"))
+            return None
+        alts: list[Requirement] = []
+        for i, item in enumerate(raw):
+            if not isinstance(item, dict):
+                self.diags.append(
+                    INVALID_SECURITY(
+                        join_pointer(ptr, i), "a security requirement is not an object; the requirements are unknown"
+                    )
+                )
+                return None
+            terms: list[SchemeRequirement] = []
+            for name, scopes in item.items():
+                if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+                    self.diags.append(
+                        INVALID_SECURITY(
+                            join_pointer(ptr, i, name),
+                            f"scopes of {name!r} are not an array of strings; the requirements are unknown",
+                        )
+                    )
+                    return None
+                term = SchemeRequirement.of(name, scopes)
+                terms.append(term)
+                if term not in self.checked_terms:
+                    self.checked_terms.add(term)
+                    self._check_term(term, join_pointer(ptr, i, name))
+                elif term.scheme in self.undefined:
+                    self.undefined[term.scheme][1] += 1
+            alts.append(tuple(terms))
+        return tuple(alts)
+
+    def _check_term(self, term: SchemeRequirement, ptr: str) -> None:
+        name = term.scheme
+        if name not in self.schemes:
+            if name not in self.broken_schemes:
+                entry = self.undefined.setdefault(name, [ptr, 0])
+                entry[1] += 1
+            return
+        declared = self.oauth_scopes.get(name)
+        if declared is None:
+            return
+        for scope in term.scopes:
+            if scope not in declared:
+                self.undeclared_scopes.setdefault((name, scope), ptr)
+
+    def _flush_scheme_diagnostics(self) -> None:
+        where = "securityDefinitions" if self.v2 else "components.securitySchemes"
+        defined = ", ".join(sorted(self.schemes)) or "none"
+        for name, (ptr, count) in self.undefined.items():
+            self.diags.append(
+                UNDEFINED_SECURITY_SCHEME(
+                    ptr,
+                    f"security scheme {name!r} is required {count} time(s) but not defined in {where} "
+                    f"(defined: {defined}); the requirement is kept as written",
+                    data={"scheme": name},
+                )
+            )
+        for (name, scope), ptr in self.undeclared_scopes.items():
+            self.diags.append(
+                UNDECLARED_SCOPE(
+                    ptr,
+                    f"scope {scope!r} is not listed by the flows of scheme {name!r}",
+                    data={"scheme": name, "scope": scope},
+                )
+            )
+
+    def _undeclared_warning(self) -> None:
+        msg = "the spec declares no security requirements (no root or operation `security`)"
+        if self.schemes:
+            msg += f"; it defines the scheme(s) {', '.join(sorted(self.schemes))} but never requires them"
+        msg += ", so what its operations need is unknown: check its documentation"
+        self.diags.append(SECURITY_UNDECLARED("", msg, data={"affects": "all"}))
+
+    # ------------------------------------------------------------------ security schemes
+
+    def _read_schemes(self) -> None:
+        if self.v2:
+            raw = self.doc.get("securityDefinitions")
+            base_ptr = "/securityDefinitions"
+        else:
+            comps = self.doc.get("components")
+            raw = comps.get("securitySchemes") if isinstance(comps, dict) else None
+            base_ptr = "/components/securitySchemes"
+        if raw is None:
+            return
+        if not isinstance(raw, dict):
+            self.diags.append(INVALID_SECURITY_SCHEME(base_ptr, "not an object; no scheme can be read"))
+            return
+        for name, value in raw.items():
+            ptr = join_pointer(base_ptr, name)
+            got = self.refs.deref(value, pointer=ptr)
+            if isinstance(got, RefFailure):
+                self.broken_schemes.add(name)
+                self.diags.append(
+                    _REF_RULES[got.code](
+                        ptr,
+                        f"security scheme {name!r}: {got.message}; requirements naming it stay, undescribed",
+                        data={"scheme": name, "ref": got.ref},
+                    )
+                )
+                continue
+            if not isinstance(got.value, dict):
+                self.broken_schemes.add(name)
+                self.diags.append(
+                    INVALID_SECURITY_SCHEME(ptr, f"security scheme {name!r} is not an object", data={"scheme": name})
+                )
+                continue
+            scheme = self._scheme(name, got.value, ptr)
+            self.schemes[name] = scheme
+            if scheme.type is SchemeType.OAUTH2:
+                self.oauth_scopes[name] = {s for f in scheme.flows for s, _ in f.scopes}
+
+    def _scheme(self, name: str, d: dict[str, Any], ptr: str) -> SecurityScheme:
+        raw_type = d.get("type")
+        desc = _str(d.get("description"))
+        if self.v2 and isinstance(raw_type, str) and raw_type.lower() == "basic":
+            return SecurityScheme(name, SchemeType.HTTP, desc, http_scheme="basic")
+        stype = _SCHEME_TYPES.get(raw_type.lower()) if isinstance(raw_type, str) else None
+        if stype is None:
+            self.diags.append(
+                INVALID_SECURITY_SCHEME(
+                    join_pointer(ptr, "type"),
+                    f"security scheme {name!r} has unknown type {raw_type!r}; kept as type unknown",
+                    data={"scheme": name},
+                )
+            )
+            return SecurityScheme(name, SchemeType.UNKNOWN, desc)
+        if stype is SchemeType.API_KEY:
+            return SecurityScheme(name, stype, desc, api_key_in=_str(d.get("in")), api_key_name=_str(d.get("name")))
+        if stype is SchemeType.HTTP:
+            return SecurityScheme(
+                name,
+                stype,
+                desc,
+                http_scheme=_str(d.get("scheme")).lower(),
+                bearer_format=_str(d.get("bearerFormat")),
+            )
+        if stype is SchemeType.OPENID_CONNECT:
+            return SecurityScheme(name, stype, desc, open_id_connect_url=_str(d.get("openIdConnectUrl")))
+        if stype is SchemeType.OAUTH2:
+            flows = self._swagger_flow(name, d, ptr) if self.v2 else self._oas3_flows(name, d.get("flows"), ptr)
+            return SecurityScheme(name, stype, desc, flows=flows)
+        return SecurityScheme(name, stype, desc)
+
+    def _scopes(self, raw: Any) -> tuple[tuple[str, str], ...]:
+        if not isinstance(raw, dict):
+            return ()
+        return tuple((str(k), v if isinstance(v, str) else "") for k, v in raw.items())
+
+    def _swagger_flow(self, name: str, d: dict[str, Any], ptr: str) -> tuple[OAuthFlow, ...]:
+        flow = d.get("flow")
+        kind = _SWAGGER_FLOWS.get(flow) if isinstance(flow, str) else None
+        if kind is None:
+            self.diags.append(
+                INVALID_SECURITY_SCHEME(
+                    join_pointer(ptr, "flow"),
+                    f"oauth2 scheme {name!r} has unknown flow {d.get('flow')!r}; no flow is recorded for it",
+                    data={"scheme": name},
+                )
+            )
+            # Guessing a flow would decide which identities may use the scheme: better none.
+            return ()
+        return (
+            OAuthFlow(
+                kind,
+                authorization_url=_str(d.get("authorizationUrl")),
+                token_url=_str(d.get("tokenUrl")),
+                scopes=self._scopes(d.get("scopes")),
+            ),
+        )
+
+    def _oas3_flows(self, name: str, raw: Any, ptr: str) -> tuple[OAuthFlow, ...]:
+        if not isinstance(raw, dict):
+            self.diags.append(
+                INVALID_SECURITY_SCHEME(
+                    join_pointer(ptr, "flows"), f"oauth2 scheme {name!r} has no flows object", data={"scheme": name}
+                )
+            )
+            return ()
+        flows: list[OAuthFlow] = []
+        for flow_name, f in raw.items():
+            if flow_name.startswith("x-"):
+                continue
+            kind = _OAS3_FLOWS.get(flow_name)
+            if kind is None or not isinstance(f, dict):
+                self.diags.append(
+                    INVALID_SECURITY_SCHEME(
+                        join_pointer(ptr, "flows", flow_name),
+                        f"oauth2 scheme {name!r}: unknown or malformed flow {flow_name!r}; ignored",
+                        data={"scheme": name},
+                    )
+                )
+                continue
+            flows.append(
+                OAuthFlow(
+                    kind,
+                    authorization_url=_str(f.get("authorizationUrl") or f.get("deviceAuthorizationUrl")),
+                    token_url=_str(f.get("tokenUrl")),
+                    refresh_url=_str(f.get("refreshUrl")),
+                    scopes=self._scopes(f.get("scopes")),
+                )
+            )
+        return tuple(flows)
