@@ -34,6 +34,8 @@ class TLSServer:
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(16)
+        # accept() is not interrupted by close(); poll so stopping is prompt.
+        self._sock.settimeout(0.05)
         self.port: int = self._sock.getsockname()[1]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._accept, daemon=True)
@@ -52,15 +54,18 @@ class TLSServer:
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         self._stop.set()
-        self._sock.close()
         self._thread.join(timeout=5)
+        self._sock.close()
 
     def _accept(self) -> None:
         while not self._stop.is_set():
             try:
                 raw, _ = self._sock.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 return
+            raw.settimeout(10)
             threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
 
     def _serve(self, raw: socket.socket) -> None:
@@ -99,7 +104,11 @@ class TLSServer:
                     payload = body if body is not None else b"{}"
                     h2c.send_headers(
                         event.stream_id,
-                        [(":status", status), ("content-type", "application/json"), ("content-length", str(len(payload)))],
+                        [
+                            (":status", status),
+                            ("content-type", "application/json"),
+                            ("content-length", str(len(payload))),
+                        ],
                     )
                     h2c.send_data(event.stream_id, payload, end_stream=True)
             conn.sendall(h2c.data_to_send())

@@ -360,6 +360,8 @@ class Cassette:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         try:
+            # mkstemp makes the file private; a cassette is meant to be shared and committed.
+            os.fchmod(fd, 0o644)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
                 fh.flush()

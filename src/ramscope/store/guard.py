@@ -261,7 +261,8 @@ def parse_numeric_host(host: str) -> IPAddress | None:
     parts = h.split(".")
     if parts[-1] == "" and len(parts) > 1:
         parts.pop()
-    if not parts[-1] or _ipv4_part(parts[-1]) is None:
+    last_part = parts[-1]
+    if not last_part or not ((last_part.isascii() and last_part.isdigit()) or _ipv4_part(last_part) is not None):
         return None  # does not end in a number: a name
     if len(parts) > 4:
         raise _MalformedHostError(f"{host!r} reads as a number but has more than four parts")
