@@ -6,6 +6,9 @@ The public API::
     card = ramscope.load_card("examples/travel-agent.card.json")
     for d in ramscope.validate(card):
         print(d.severity.value, d.code, d.path, d.message)
+
+    with ramscope.SpecStore(ramscope.Settings()) as store:   # guarded fetching, cache, cassettes
+        spec = store.get("https://example.com/openapi.json")  # FetchedSpec, or a FetchError
 """
 
 from ._version import __version__
@@ -39,6 +42,7 @@ from .manifest import (
     ResourceSpec,
     parse_manifest,
 )
+from .store import FetchedSpec, Origin, SpecStore
 from .validate import validate
 
 __all__ = [
@@ -51,6 +55,7 @@ __all__ = [
     "Diagnostic",
     "FetchError",
     "FetchTimeoutError",
+    "FetchedSpec",
     "IdentityType",
     "InputError",
     "InteractionProtocol",
@@ -58,6 +63,7 @@ __all__ = [
     "Manifest",
     "OfflineMissError",
     "Operation",
+    "Origin",
     "PolicyError",
     "RamscopeError",
     "Resource",
@@ -69,6 +75,7 @@ __all__ = [
     "Settings",
     "Severity",
     "SpecError",
+    "SpecStore",
     "SpecTooLargeError",
     "__version__",
     "all_rules",
