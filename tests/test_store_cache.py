@@ -199,6 +199,19 @@ def test_offline_hit_and_stale_hit(server: LocalHTTPServer, make_settings: MakeS
     assert server.hits("/spec.json") == 1
 
 
+def test_offline_with_refresh_serves_a_fresh_entry_as_fresh(
+    server: LocalHTTPServer, make_settings: MakeSettings
+) -> None:
+    """--refresh cannot refetch offline; the cached copy answers and is not called stale while fresh."""
+    server.route("/spec.json", body=SPEC)
+    with SpecStore(make_settings()) as store:
+        store.get(server.url("/spec.json"))
+    with SpecStore(make_settings(offline=True, refresh=True), transport=ExplodingTransport()) as store:
+        spec = store.get(server.url("/spec.json"))
+    assert spec.origin is Origin.CACHE
+    assert "stale" not in spec.provenance
+
+
 def test_offline_miss_is_a_clear_error(make_settings: MakeSettings) -> None:
     """Offline with nothing cached: OfflineMissError naming the URL and how to fill the cache."""
     with (

@@ -135,6 +135,15 @@ def test_body_digest_ignores_client_info_and_key_order() -> None:
     assert body_digest(None) == ""
 
 
+def test_match_keys_normalise_urls() -> None:
+    """Host case, default ports, an empty path and fragments do not stop a recorded exchange from matching."""
+    c = Cassette(Path("unused.yaml"))
+    c.add_synthesized(url="https://Specs.Example.com:443", body=SPEC, source="test")
+    assert c.find("GET", "https://specs.example.com/#top", b"") is not None
+    assert c.find("get", "https://specs.example.com", b"") is not None
+    assert c.find("GET", "https://specs.example.com/other", b"") is None
+
+
 def test_cache_works_in_front_of_the_cassette(tmp_path: Path, make_settings: MakeSettings) -> None:
     """A replayed spec is cached; the next run is a cache hit that still says where it came from."""
     cassette = tmp_path / "run.yaml"

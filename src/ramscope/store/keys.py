@@ -23,9 +23,12 @@ NO_BODY = ""
 
 
 def canonical_url(url: str | httpx.URL) -> str:
+    """The URL as httpx sends it: no fragment, an empty path written as "/"."""
     u = url if isinstance(url, httpx.URL) else httpx.URL(url)
     if u.fragment:
         u = u.copy_with(fragment=None)
+    if u.path == "/":  # httpx reports "/" for an empty path too, but prints it as written
+        u = u.copy_with(path="/")
     return str(u)
 
 

@@ -281,6 +281,8 @@ class SpecStore:
             return self._from_entry(entry, diags, {})
         if self.settings.offline:
             if entry is not None:
+                if entry.fresh(self._clock()):
+                    return self._from_entry(entry, diags, {})
                 diags.append(STALE_SPEC("", f"offline: using the cached copy of {checked.url}, past its freshness"))
                 return self._from_entry(entry, diags, {"stale": True})
             if self._cassette is None:
