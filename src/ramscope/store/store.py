@@ -338,21 +338,7 @@ class SpecStore:
             raise FetchError(f"HTTP {ex.status} {ex.reason}".rstrip() + where, url=url)
         if not ex.body:
             raise FetchError("the server answered with an empty body", url=url)
-        return FetchedSpec(
-            url=url,
-            final_url=ex.final_url,
-            body=ex.body,
-            media_type=ex.media_type,
-            sha256=ex.sha256,
-            fetched_at=ex.fetched_at,
-            origin=ex.origin,
-            status=ex.status,
-            etag=ex.header("etag"),
-            last_modified=ex.header("last-modified"),
-            headers=ex.headers,
-            provenance={**ex.provenance, "kind_hint": kind_hint.value if kind_hint else None},
-            diagnostics=ex.diagnostics,
-        )
+        return self._spec_from(url, kind_hint, ex, ex.media_type)
 
     def _get_with_fetcher(self, url: str, kind: SpecKind, fetcher: Fetcher) -> FetchedSpec:
         checked = check_url(url, self.policy)
@@ -366,7 +352,7 @@ class SpecStore:
                 extra["stale"] = True
                 diags.append(STALE_SPEC("", f"offline: using the cached capture of {url}, past its freshness"))
             ex = self._from_entry(entry, diags, extra)
-            return self._spec_from(url, kind, ex.body, ex, str(entry.meta.get("media_type") or ex.media_type))
+            return self._spec_from(url, kind, ex, str(entry.meta.get("media_type") or ex.media_type))
         ctx = FetchContext(self, url, kind)
         result: FetcherResult = fetcher(ctx, url)
         if not result.body:
@@ -389,13 +375,13 @@ class SpecStore:
         storable, expires_at = freshness(ex.headers, now=now, default_ttl=self.settings.cache_ttl)
         if storable:
             self._save(key, ex, media_type=result.media_type, expires_at=expires_at)
-        return self._spec_from(url, kind, result.body, ex, result.media_type)
+        return self._spec_from(url, kind, ex, result.media_type)
 
-    def _spec_from(self, url: str, kind: SpecKind, body: bytes, ex: Exchange, media_type: str) -> FetchedSpec:
+    def _spec_from(self, url: str, kind: SpecKind | None, ex: Exchange, media_type: str) -> FetchedSpec:
         return FetchedSpec(
             url=url,
             final_url=ex.final_url,
-            body=body,
+            body=ex.body,
             media_type=media_type,
             sha256=ex.sha256,
             fetched_at=ex.fetched_at,
@@ -404,7 +390,7 @@ class SpecStore:
             etag=ex.header("etag"),
             last_modified=ex.header("last-modified"),
             headers=ex.headers,
-            provenance={**ex.provenance, "kind_hint": kind.value},
+            provenance={**ex.provenance, "kind_hint": kind.value if kind else None},
             diagnostics=ex.diagnostics,
         )
 
@@ -420,7 +406,7 @@ class SpecStore:
         diags: list[Diagnostic],
     ) -> Exchange:
         client = self._http()
-        asked = str(checked.url)
+        asked, asked_method = str(checked.url), method
         current = checked
         redirects: list[str] = []
         insecure = checked.insecure
@@ -453,7 +439,7 @@ class SpecStore:
         if insecure:
             provenance["insecure"] = True
         return Exchange(
-            method=method,
+            method=asked_method,
             url=asked,
             final_url=str(current.url),
             status=hop.status,
