@@ -35,7 +35,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +48,7 @@ from .._parse import Limits, parse_bytes, read_bytes
 from .._version import __version__
 from ..errors import CassetteMissError, InputError
 from .keys import canonical_url, raw_body_digest
+from .model import rfc3339
 
 __all__ = ["CASSETTE_VERSION", "Cassette", "Interaction", "ReplayTransport"]
 
@@ -63,8 +64,12 @@ _NOT_YAML_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufff
 _REPLAY_PIECE = 64 * 1024
 
 
+#: Builds the InputError for a problem at a pointer below the interaction being read.
+_Fail = Callable[[str, str], InputError]
+
+
 def _now_rfc3339() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return rfc3339(datetime.now(UTC))
 
 
 def _redact(headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
@@ -127,14 +132,14 @@ class Interaction:
 
     @classmethod
     def from_dict(cls, d: Any, *, source: str, pointer: str) -> Interaction:
-        def fail(msg: str, where: str = "") -> InputError:
+        def fail(msg: str, where: str) -> InputError:
             return InputError(f"not a cassette interaction: {msg}", source=source, pointer=pointer + where)
 
         if not isinstance(d, Mapping):
-            raise fail("expected a mapping")
+            raise fail("expected a mapping", "")
         req, resp = d.get("request"), d.get("response")
         if not isinstance(req, Mapping) or not isinstance(resp, Mapping):
-            raise fail("needs 'request' and 'response' mappings")
+            raise fail("needs 'request' and 'response' mappings", "")
         method, uri = req.get("method"), req.get("uri")
         if not isinstance(method, str) or not isinstance(uri, str):
             raise fail("request needs a string 'method' and 'uri'", "/request")
@@ -176,7 +181,7 @@ def _headers_to_vcr(items: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
     return out
 
 
-def _headers_from_vcr(raw: Any, fail: Any, where: str) -> tuple[tuple[str, str], ...]:
+def _headers_from_vcr(raw: Any, fail: _Fail, where: str) -> tuple[tuple[str, str], ...]:
     if raw is None:
         return ()
     if not isinstance(raw, Mapping):
@@ -200,7 +205,7 @@ def _body_to_vcr(body: bytes) -> dict[str, str]:
     return {"base64_string": base64.b64encode(body).decode("ascii")}
 
 
-def _body_from_vcr(raw: Any, fail: Any) -> bytes:
+def _body_from_vcr(raw: Any, fail: _Fail) -> bytes:
     if raw is None:
         return b""
     if isinstance(raw, str):  # some hand-written cassettes put the string directly
