@@ -151,3 +151,34 @@ def test_the_registry_refuses_silent_replacement(monkeypatch: pytest.MonkeyPatch
 def other_fetcher(ctx: FetchContext, url: str) -> FetcherResult:
     """A second fetcher for the same kind."""
     return fake_mcp_fetcher(ctx, url)
+
+
+def test_progress_bar_reports_to_stderr_only(
+    server: LocalHTTPServer, make_settings: MakeSettings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With progress on, the bar goes to stderr and results are unchanged; stdout stays clean."""
+    urls = _routes(server, 3)
+    with SpecStore(make_settings(progress=True, jobs=2)) as store:
+        results = store.prefetch([(u, None) for u in urls])
+    assert all(not isinstance(r, FetchError) for r in results.values())
+    out, _ = capsys.readouterr()
+    assert out == ""
+
+
+def test_cli_shows_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal gets a progress bar; a pipe, --no-progress or -q get none."""
+    import sys
+
+    from ramscope.cli import build_parser, settings_from_args
+
+    parser = build_parser()
+
+    def progress(*argv: str) -> bool:
+        return settings_from_args(parser.parse_args([*argv, "fetch", "c.json"])).progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert progress() is False
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert progress() is True
+    assert progress("--no-progress") is False
+    assert progress("-q") is False
