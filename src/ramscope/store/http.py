@@ -230,7 +230,7 @@ class GuardedBackend(httpcore.NetworkBackend):
 
 
 def http2_available() -> bool:
-    """HTTP/2 needs the optional ``h2`` package (``pip install 'ramscope[http2]'``)."""
+    """HTTP/2 needs the ``h2`` package (a dependency; a stripped-down install without it speaks HTTP/1.1)."""
     try:
         import h2  # noqa: F401, PLC0415
     except ImportError:
