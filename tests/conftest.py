@@ -1,21 +1,27 @@
-"""Shared fixtures and hooks: the seed and example cards, a card writer, spec corpora and the I/O audit."""
+"""Shared fixtures and hooks: the seed and example cards, a card writer, spec corpora, the I/O audit,
+the loopback test server. Every test runs with a socket guard: connecting anywhere but loopback
+(127.0.0.0/8, ::1) or resolving any name but localhost fails the test."""
 
 from __future__ import annotations
 
 import copy
+import ipaddress
 import json
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ramscope.config import Settings
 from tests._spec_fixtures import (  # noqa: F401 - pytest finds hooks and fixtures by name here
     discovery_documents,
     io_audit,
     npm_corpora,
     pytest_collection_modifyitems,
 )
+from tests.support.httpserver import LocalHTTPServer
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CARD = ROOT / "examples" / "travel-agent.card.json"
@@ -55,3 +61,86 @@ def write_card(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+
+
+class NonLoopbackConnectError(AssertionError):
+    """A test tried to reach an address other than loopback."""
+
+
+def _is_loopback(host: Any) -> bool:
+    try:
+        return ipaddress.ip_address(str(host).split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+    real_getaddrinfo = socket.getaddrinfo
+
+    def check(sock: socket.socket, address: Any) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+            raise NonLoopbackConnectError(f"test tried to connect to {address!r}")
+
+    def connect(self: socket.socket, address: Any) -> None:
+        check(self, address)
+        real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: Any) -> int:
+        check(self, address)
+        return real_connect_ex(self, address)
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name not in (None, "localhost") and not _is_loopback(name):
+            raise NonLoopbackConnectError(f"test tried to resolve {host!r}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture
+def server() -> Iterator[LocalHTTPServer]:
+    with LocalHTTPServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    """Settings for a store talking to the loopback test server, with a private cache."""
+
+    def make(**overrides: Any) -> Settings:
+        base: dict[str, Any] = {
+            "cache_dir": tmp_path / "cache",
+            "allow_private_network": True,
+            "timeout": 10.0,
+            "jobs": 4,
+        }
+        base.update(overrides)
+        return Settings(**base)
+
+    return make
+
+
+class FakeClock:
+    """Epoch seconds that move only when a test says so."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()

@@ -6,6 +6,9 @@ The public API::
     card = ramscope.load_card("examples/travel-agent.card.json")
     for d in ramscope.validate(card):
         print(d.severity.value, d.code, d.path, d.message)
+
+    with ramscope.SpecStore(ramscope.Settings()) as store:   # guarded fetching, cache, cassettes
+        spec = store.get("https://example.com/openapi.json")  # FetchedSpec, or a FetchError
 """
 
 # Imported for their diagnostic rules, so all_rules() and SARIF output list every rule.
@@ -43,6 +46,7 @@ from .manifest import (
     parse_manifest,
 )
 from .specs import strict as _strict  # noqa: F401
+from .store import FetchedSpec, Origin, SpecStore
 from .validate import validate
 
 __all__ = [
@@ -55,6 +59,7 @@ __all__ = [
     "Diagnostic",
     "FetchError",
     "FetchTimeoutError",
+    "FetchedSpec",
     "IdentityType",
     "InputError",
     "InteractionProtocol",
@@ -62,6 +67,7 @@ __all__ = [
     "Manifest",
     "OfflineMissError",
     "Operation",
+    "Origin",
     "PolicyError",
     "RamscopeError",
     "Resource",
@@ -73,6 +79,7 @@ __all__ = [
     "Settings",
     "Severity",
     "SpecError",
+    "SpecStore",
     "SpecTooLargeError",
     "__version__",
     "all_rules",

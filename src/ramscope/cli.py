@@ -9,6 +9,7 @@ permissions needed.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import sys
@@ -22,7 +23,7 @@ from ._text import for_terminal
 from .card import load_card
 from .config import Settings, default_cache_dir
 from .diagnostics import Severity, has_errors
-from .errors import RamscopeError
+from .errors import InputError, RamscopeError
 from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text
 from .schema import SCHEMA_NAMES, load_schema, render
 from .validate import validate
@@ -167,6 +168,77 @@ def _run_validate(args: argparse.Namespace) -> int:
     return EXIT_INVALID if any(has_errors(r.diagnostics) for r in results) else EXIT_OK
 
 
+# --------------------------------------------------------------------------- fetch
+
+_CARD_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def _expand_cards(args: Sequence[str]) -> list[str]:
+    """Files as given; directories become the cards inside them; glob patterns are expanded."""
+    out: list[str] = []
+    for arg in args:
+        path = Path(arg)
+        if arg == "-" or path.is_file():
+            out.append(arg)
+        elif path.is_dir():
+            found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _CARD_SUFFIXES)
+            if not found:
+                raise InputError("directory holds no .json, .yaml or .yml files", source=arg)
+            out.extend(found)
+        elif glob.has_magic(arg):
+            matches = sorted(m for m in glob.glob(arg, recursive=True) if Path(m).is_file())
+            if not matches:
+                raise InputError("no file matches this pattern", source=arg)
+            out.extend(matches)
+        else:
+            out.append(arg)  # load_card reports it as missing
+    return list(dict.fromkeys(out))
+
+
+def _configure_fetch(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "cards",
+        nargs="+",
+        metavar="CARD",
+        help="card or manifest files, directories of them, or glob patterns",
+    )
+
+
+def _run_fetch(args: argparse.Namespace) -> int:
+    from rich.console import Console  # noqa: PLC0415 - keep `validate` start-up light
+
+    from .outputs.fetch import render_fetch_table  # noqa: PLC0415
+    from .store import SpecStore, fetch_refs, spec_refs  # noqa: PLC0415
+
+    cards = [load_card(path) for path in _expand_cards(args.cards)]
+    refs = spec_refs(cards)
+    if not refs:
+        sys.stderr.write("ramscope: no spec URLs in the given cards; nothing to fetch\n")
+        return EXIT_OK
+    with SpecStore(settings_from_args(args)) as store:
+        outcomes = fetch_refs(store, refs)
+        diagnostics = store.diagnostics
+    tty = sys.stdout.isatty()
+    console = Console(
+        file=sys.stdout,
+        no_color=not tty,
+        highlight=False,
+        emoji=False,
+        width=None if tty else 200,
+        force_terminal=tty,
+    )
+    failed = [o for o in outcomes if not o.ok]
+    if args.quiet == 0 or failed:
+        render_fetch_table(outcomes, console, failures_only=args.quiet > 0)
+    if args.verbose:
+        for d in diagnostics:
+            sys.stderr.write(f"ramscope: {d.severity.value}: {for_terminal(d.message)} [{d.code}]\n")
+    if failed:
+        sys.stderr.write(f"ramscope: {len(failed)} of {len(outcomes)} specs could not be fetched\n")
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------------- schema
 
 
@@ -183,6 +255,7 @@ def _run_schema(args: argparse.Namespace) -> int:
 
 COMMANDS: list[_Command] = [
     _Command("validate", "check a card's manifest; no network", _configure_validate, _run_validate),
+    _Command("fetch", "fetch every spec the cards name into the cache", _configure_fetch, _run_fetch),
     _Command("schema", "print the JSON Schema of the manifest or of the report", _configure_schema, _run_schema),
 ]
 

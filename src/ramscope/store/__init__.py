@@ -1,0 +1,66 @@
+"""Obtaining specs: the guarded HTTP client, the on-disk cache, cassettes, offline mode.
+
+Network and disk access for specs live here and nowhere else. Everything is
+reached through one :class:`SpecStore` per run::
+
+    from ramscope import Settings
+    from ramscope.store import SpecStore
+
+    with SpecStore(Settings(cache_dir=Path("specs_cache"))) as store:
+        spec = store.get("https://example.com/openapi.json")      # FetchedSpec
+        many = store.prefetch([(url, None) for url in urls])        # url -> FetchedSpec | FetchError
+
+Modules: ``guard`` (which URLs and addresses may be fetched), ``http`` (pinned
+connections, deadlines, bounded bodies), ``cache`` (diskcache without pickle),
+``cassette`` (VCR-layout record/replay), ``fetchers`` (the plug-in point for
+MCP and A2A), ``store`` (the facade), ``plan`` (which specs a card needs).
+"""
+
+from .cache import CACHE_ENTRY_CORRUPT, SpecCache
+from .cassette import Cassette, Interaction, ReplayTransport
+from .fetchers import FetchContext, Fetcher, FetcherResult, register_fetcher, registered_fetchers
+from .guard import AddressPolicy, CheckedURL, address_refusal, check_url, parse_numeric_host
+from .http import Connector, GuardedTransport, Resolver, SystemResolver, connect_socket
+from .keys import body_digest, exchange_key
+from .model import Exchange, FetchedSpec, Origin
+from .plan import FetchOutcome, SpecRef, fetch_refs, kind_for_protocol, spec_refs
+from .store import INSECURE_FETCH, MAX_REDIRECTS, STALE_SPEC, USER_AGENT, Clock, SpecStore
+
+__all__ = [
+    "CACHE_ENTRY_CORRUPT",
+    "INSECURE_FETCH",
+    "MAX_REDIRECTS",
+    "STALE_SPEC",
+    "USER_AGENT",
+    "AddressPolicy",
+    "Cassette",
+    "CheckedURL",
+    "Clock",
+    "Connector",
+    "Exchange",
+    "FetchContext",
+    "FetchOutcome",
+    "FetchedSpec",
+    "Fetcher",
+    "FetcherResult",
+    "GuardedTransport",
+    "Interaction",
+    "Origin",
+    "ReplayTransport",
+    "Resolver",
+    "SpecCache",
+    "SpecRef",
+    "SpecStore",
+    "SystemResolver",
+    "address_refusal",
+    "body_digest",
+    "check_url",
+    "connect_socket",
+    "exchange_key",
+    "fetch_refs",
+    "kind_for_protocol",
+    "parse_numeric_host",
+    "register_fetcher",
+    "registered_fetchers",
+    "spec_refs",
+]

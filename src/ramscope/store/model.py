@@ -3,18 +3,34 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["FetchedSpec", "Origin"]
+from ..diagnostics import Diagnostic
+
+__all__ = ["Exchange", "FetchedSpec", "Origin", "media_type_of", "rfc3339"]
 
 
 class Origin(enum.StrEnum):
     NETWORK = "network"
     CACHE = "cache"
     CASSETTE = "cassette"
+
+
+def rfc3339(moment: datetime) -> str:
+    """``2026-11-29T21:57:00Z``: UTC, whole seconds, the report's timestamp form (naive means UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def media_type_of(content_type: str | None) -> str:
+    if not content_type:
+        return "application/octet-stream"
+    return content_type.split(";", 1)[0].strip().lower() or "application/octet-stream"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,3 +59,76 @@ class FetchedSpec:
     headers: Mapping[str, str] = field(default_factory=dict, compare=False)
     #: Free-form provenance (cassette file, ``synthesized`` flag, MCP protocol version ...).
     provenance: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    #: Findings about how the spec was obtained (plain http, a discarded corrupt cache
+    #: entry, a stale entry used offline). Their ``path`` is "": the caller knows which
+    #: resource needed the spec and re-points them with ``dataclasses.replace``.
+    diagnostics: tuple[Diagnostic, ...] = field(default=(), compare=False)
+
+    def to_record(self) -> dict[str, Any]:
+        """The store's part of a report ``specs`` entry (CONTRACT.md); the caller adds
+        ``resource`` and ``kind``."""
+        return {
+            "url": self.url,
+            "final_url": self.final_url,
+            "sha256": self.sha256,
+            "origin": self.origin.value,
+            "fetched_at": rfc3339(self.fetched_at),
+            "media_type": self.media_type,
+            "bytes": len(self.body),
+            "synthesized": bool(self.provenance.get("synthesized", False)),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One guarded HTTP exchange as the store performed, replayed or remembered it.
+
+    Unlike :meth:`SpecStore.get <ramscope.store.SpecStore.get>`, an exchange with
+    a 4xx/5xx status is a result, not an error: protocol fetchers need the 401
+    and its ``WWW-Authenticate`` challenge.
+    """
+
+    method: str
+    #: The URL asked for (normalised by httpx, no fragment).
+    url: str
+    final_url: str
+    status: int
+    #: Response headers in order, names lower-cased, repeats kept (``WWW-Authenticate``).
+    header_items: tuple[tuple[str, str], ...]
+    body: bytes = field(repr=False)
+    origin: Origin
+    fetched_at: datetime
+    reason: str = ""
+    #: False when the caller's ``until`` stopped reading before the body ended.
+    complete: bool = True
+    #: Each redirect target followed, in order.
+    redirects: tuple[str, ...] = ()
+    provenance: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    diagnostics: tuple[Diagnostic, ...] = field(default=(), compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Headers as a dict; repeated fields joined with ", " (RFC 9110 5.3)."""
+        out: dict[str, str] = {}
+        for k, v in self.header_items:
+            out[k] = f"{out[k]}, {v}" if k in out else v
+        return out
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    def header_all(self, name: str) -> list[str]:
+        n = name.lower()
+        return [v for k, v in self.header_items if k == n]
+
+    @property
+    def media_type(self) -> str:
+        return media_type_of(self.header("content-type"))
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.body).hexdigest()

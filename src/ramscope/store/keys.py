@@ -1,0 +1,62 @@
+"""How exchanges are identified: cache keys and cassette match keys.
+
+A request is identified by its method, its URL (as httpx normalises it, without
+the fragment) and the SHA-256 of its canonical JSON body. Canonical means sorted
+keys and compact separators, so the same JSON-RPC call written by two clients,
+or by hand in a synthesized cassette, matches. ``params.clientInfo`` is left out
+of the digest: it carries ramscope's own version, and a version bump must not
+invalidate every recorded MCP conversation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import httpx
+
+__all__ = ["NO_BODY", "body_digest", "canonical_url", "exchange_key", "raw_body_digest"]
+
+#: The digest of "no body at all" (GET, DELETE): empty, so keys stay readable.
+NO_BODY = ""
+
+
+def canonical_url(url: str | httpx.URL) -> str:
+    """The URL as httpx sends it: no fragment, an empty path written as "/"."""
+    u = url if isinstance(url, httpx.URL) else httpx.URL(url)
+    if u.fragment:
+        u = u.copy_with(fragment=None)
+    if u.path == "/":  # httpx reports "/" for an empty path too, but prints it as written
+        u = u.copy_with(path="/")
+    return str(u)
+
+
+def body_digest(json_body: Any) -> str:
+    """SHA-256 of the canonical JSON of ``json_body``, ``params.clientInfo`` removed."""
+    if json_body is None:
+        return NO_BODY
+    doc = json_body
+    if isinstance(doc, dict) and isinstance(doc.get("params"), dict) and "clientInfo" in doc["params"]:
+        doc = {**doc, "params": {k: v for k, v in doc["params"].items() if k != "clientInfo"}}
+    canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def raw_body_digest(content: bytes) -> str:
+    """The digest of a request body as sent: canonical when it is JSON, else of the bytes."""
+    if not content:
+        return NO_BODY
+    try:
+        doc = json.loads(content)
+    except ValueError:
+        return hashlib.sha256(content).hexdigest()
+    return body_digest(doc)
+
+
+def exchange_key(method: str, url: str | httpx.URL, digest: str = NO_BODY) -> str:
+    """The cache key of an exchange: ``spec:GET:<url>`` for plain GETs, else ``xchg:...``."""
+    method = method.upper()
+    if method == "GET" and digest == NO_BODY:
+        return f"spec:GET:{canonical_url(url)}"
+    return f"xchg:{method}:{canonical_url(url)}:{digest}"

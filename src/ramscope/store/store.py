@@ -1,0 +1,752 @@
+"""SpecStore: the one place ramscope touches the network and the disk for specs.
+
+One ``get`` goes::
+
+    memo (each URL once per run, concurrent callers share the fetch)
+      └─ a registered fetcher for the kind (MCP, A2A ...), else one guarded GET:
+           exchange(GET) ─▶ cache fresh? ─▶ offline? (cache even stale, or cassette, or OfflineMissError)
+                         ─▶ cassette replay | guarded network (+ recording) ─▶ redirects re-checked hop by hop
+                         ─▶ 304 keeps the cached body; 2xx is cached per Cache-Control / Expires / --cache-ttl
+
+Threat model pieces defended here (the rest is in ``guard``, ``http``,
+``cache`` and ``cassette``): every URL, including each redirect target, passes
+the guard before a request is built; at most five redirects are followed and
+credentials are not carried across origins; a failed or refused fetch is a
+:class:`~ramscope.errors.FetchError` naming the URL, never an empty spec; an
+empty body is an error too; ``--offline`` never builds a network transport at
+all, so no code path can open a socket.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+import orjson
+
+from .._version import __version__
+from ..config import Settings
+from ..diagnostics import Diagnostic, Severity, rule
+from ..errors import (
+    BlockedURLError,
+    FetchError,
+    FetchTimeoutError,
+    InputError,
+    OfflineMissError,
+)
+from ..specs.model import SpecKind
+from .cache import CACHE_ENTRY_CORRUPT, CacheEntry, CorruptCacheEntryError, SpecCache, freshness
+from .cassette import Cassette, ReplayTransport
+from .fetchers import FetchContext, Fetcher, FetcherResult, registered_fetchers
+from .guard import AddressBlockedError, AddressPolicy, CheckedURL, check_url
+from .http import GuardedTransport, Resolver, deadline, read_body
+from .keys import body_digest, canonical_url, exchange_key
+from .model import Exchange, FetchedSpec, Origin, rfc3339
+
+__all__ = ["INSECURE_FETCH", "MAX_REDIRECTS", "STALE_SPEC", "USER_AGENT", "Clock", "SpecStore"]
+
+#: Seconds since the epoch; injected in tests to move time without sleeping.
+Clock = Callable[[], float]
+
+MAX_REDIRECTS = 5
+USER_AGENT = f"ramscope/{__version__} (spec fetcher; python-httpx/{httpx.__version__})"
+_ACCEPT = "application/json, application/yaml;q=0.9, text/yaml;q=0.9, */*;q=0.5"
+_METHODS = frozenset({"GET", "POST", "DELETE"})
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+# Not worth recording in a cassette's request: set per connection, or derived from the body.
+_UNRECORDED_REQUEST = frozenset({"host", "content-length", "connection"})
+_REDIRECT_BODY_LIMIT = 64 * 1024
+_NAMESPACE = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+_META_VERSION = 1
+
+INSECURE_FETCH = rule(
+    "insecure-fetch",
+    Severity.WARNING,
+    "A spec was fetched over plain http, or redirected to it: anyone on the path could have changed it.",
+    stage="fetch",
+)
+STALE_SPEC = rule(
+    "stale-spec",
+    Severity.WARNING,
+    "Offline, a cached spec past its freshness lifetime was used.",
+    stage="fetch",
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Hop:
+    url: httpx.URL
+    status: int
+    reason: str
+    header_items: tuple[tuple[str, str], ...]
+    body: bytes
+    complete: bool
+    origin: Origin
+    provenance: dict[str, Any]
+
+
+class SpecStore:
+    """Obtains specs for one run: guarded network, on-disk cache, cassettes, offline mode.
+
+    ``resolver`` is used by the default network transport; ``transport``
+    replaces that transport (a :class:`~ramscope.store.http.GuardedTransport`
+    with a spy connector, or ``httpx.MockTransport``); ``clock`` returns epoch
+    seconds; ``fetchers`` adds to the registered protocol fetchers; ``policy``
+    replaces the address policy derived from ``settings``.
+
+    Thread-safe. Use as a context manager, or call :meth:`close`: that is when a
+    recording cassette is written.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        resolver: Resolver | None = None,
+        transport: httpx.BaseTransport | None = None,
+        clock: Clock | None = None,
+        fetchers: Mapping[SpecKind, Fetcher] | None = None,
+        policy: AddressPolicy | None = None,
+    ) -> None:
+        if settings.record and settings.cassette is None:
+            raise ValueError("recording needs a cassette file")
+        if settings.record and settings.offline:
+            raise ValueError("recording and offline mode contradict each other")
+        self.settings = settings
+        self.policy = policy or AddressPolicy(allow_private=settings.allow_private_network)
+        self._resolver = resolver
+        self._transport = transport
+        self._clock: Clock = clock or time.time
+        self._fetchers: dict[SpecKind, Fetcher] = {**registered_fetchers(), **(fetchers or {})}
+        self._lock = threading.Lock()
+        self._client: httpx.Client | None = None
+        self._cache: SpecCache | None = None
+        self._memo: dict[tuple[str, str], Future[Any]] = {}
+        self._diagnostics: dict[tuple[str, str], Diagnostic] = {}
+        self._closed = False
+        # Recording wants every exchange of the run in the file, so the cache may not answer.
+        self._bypass_cache = settings.refresh or settings.record
+        self._cassette: Cassette | None = None
+        if settings.cassette is not None:
+            if settings.record:
+                self._cassette = Cassette(settings.cassette, meta={"note": "recorded by ramscope --record"})
+            else:
+                self._cassette = Cassette.load(settings.cassette)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close connections and the cache; write the cassette when recording. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            client, cache = self._client, self._cache
+        if client is not None:
+            client.close()
+        if cache is not None:
+            cache.close()
+        if self.settings.record and self._cassette is not None:
+            try:
+                self._cassette.save()
+            except OSError as exc:
+                raise InputError(f"cannot write the cassette: {exc}", source=str(self._cassette.path)) from None
+
+    def register_fetcher(self, kind: SpecKind, fetcher: Fetcher) -> None:
+        """Use ``fetcher`` for specs of ``kind`` in this store (overrides the registry)."""
+        self._fetchers[kind] = fetcher
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        """Everything worth reporting about how this run's specs were obtained, without duplicates."""
+        with self._lock:
+            return tuple(self._diagnostics.values())
+
+    # ------------------------------------------------------------------ specs
+
+    def get(self, url: str, *, kind_hint: SpecKind | None = None) -> FetchedSpec:
+        """The spec at ``url``, fetched at most once per run; raises :class:`FetchError` subclasses."""
+        fetcher = self._fetchers.get(kind_hint) if kind_hint is not None else None
+        checked = check_url(url, self.policy)
+        memo_key = (canonical_url(checked.url), kind_hint.value if fetcher is not None and kind_hint else "GET")
+        if fetcher is not None and kind_hint is not None:
+            return self._once(memo_key, lambda: self._get_with_fetcher(url, kind_hint, fetcher))
+        if kind_hint is SpecKind.MCP:
+            raise FetchError(
+                "an MCP server's spec is a JSON-RPC conversation, and no MCP fetcher is installed "
+                "(a plain GET of the endpoint would not be its spec)",
+                url=url,
+            )
+        return self._once(memo_key, lambda: self._get_document(url, kind_hint))
+
+    def prefetch(self, urls: Iterable[tuple[str, SpecKind | None]]) -> dict[str, FetchedSpec | FetchError]:
+        """Fetch many specs concurrently (``settings.jobs`` threads), each URL once.
+
+        Failures are returned, not raised. Keyed by URL as given; a URL given
+        with two kinds keeps the last result (both are fetched, and ``get``
+        returns either from the memo).
+        """
+        todo = list(dict.fromkeys(urls))
+        results: dict[str, FetchedSpec | FetchError] = {}
+
+        def one(item: tuple[str, SpecKind | None]) -> FetchedSpec | FetchError:
+            try:
+                return self.get(item[0], kind_hint=item[1])
+            except FetchError as exc:
+                return exc
+
+        with self._progress(len(todo)) as advance:
+            if self.settings.jobs <= 1 or len(todo) <= 1:
+                for item in todo:
+                    results[item[0]] = one(item)
+                    advance()
+            else:
+                with ThreadPoolExecutor(max_workers=min(self.settings.jobs, len(todo))) as pool:
+                    futures = {pool.submit(one, item): item for item in todo}
+                    for fut in as_completed(futures):
+                        results[futures[fut][0]] = fut.result()
+                        advance()
+        return {item[0]: results[item[0]] for item in todo}
+
+    # ------------------------------------------------------------------ artefacts
+
+    def get_artifact(self, namespace: str, key: str) -> bytes | None:
+        """A derived artefact (e.g. a spec index keyed by content sha256), integrity-checked; None if absent."""
+        entry = self._load(_artifact_key(namespace, key), f"artefact {namespace}/{key}", [])
+        return entry.body if entry is not None else None
+
+    def put_artifact(self, namespace: str, key: str, data: bytes) -> None:
+        meta = {"v": _META_VERSION, "artifact": namespace, "key": key, "stored_at": self._clock()}
+        self._cache_store().save(_artifact_key(namespace, key), meta, bytes(data))
+
+    # ------------------------------------------------------------------ exchanges
+
+    def exchange(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        json_body: object = None,
+        cache: bool = True,
+        until: Callable[[bytes], bool] | None = None,
+    ) -> Exchange:
+        """One guarded request (GET, POST with a JSON body, DELETE) with its response.
+
+        Limits (``max_spec_bytes``, the total ``timeout``), the URL guard, the
+        cache (GET and POST, keyed by method, URL and body digest; only complete
+        2xx answers are stored), the cassette and offline mode all apply. A 4xx
+        or 5xx answer is returned, not raised. ``until`` is called with each
+        decoded piece of the body as it arrives; when it returns True, reading
+        stops and the exchange has ``complete=False`` (an endless SSE stream is
+        still cut off by the limits).
+        """
+        self._check_open()
+        method = method.upper()
+        if method not in _METHODS:
+            raise ValueError(f"method {method} is not supported (GET, POST, DELETE)")
+        checked = check_url(url, self.policy)
+        content: bytes | None = None
+        if json_body is not None:
+            try:
+                content = orjson.dumps(json_body)
+            except TypeError as exc:
+                raise ValueError(f"json_body is not JSON-compatible: {exc}") from None
+        key = exchange_key(method, checked.url, body_digest(json_body))
+        use_cache = cache and method != "DELETE"
+        diags: list[Diagnostic] = []
+        entry = self._load(key, str(checked.url), diags) if use_cache else None
+        if entry is not None and not self._bypass_cache and entry.fresh(self._clock()):
+            return self._from_entry(entry, diags, {})
+        if self.settings.offline:
+            if entry is not None:
+                if entry.fresh(self._clock()):
+                    return self._from_entry(entry, diags, {})
+                diags.append(STALE_SPEC("", f"offline: using the cached copy of {checked.url}, past its freshness"))
+                return self._from_entry(entry, diags, {"stale": True})
+            if self._cassette is None:
+                raise OfflineMissError(
+                    "offline, and the cache holds no copy; fill the cache first with "
+                    "`ramscope fetch CARD` (without --offline), or replay a recording with --cassette FILE",
+                    url=str(checked.url),
+                )
+        send_headers = {k.lower(): v for k, v in (headers or {}).items()}
+        if content is not None:
+            send_headers.setdefault("content-type", "application/json")
+        conditional = entry is not None and not self._bypass_cache
+        if conditional and entry is not None:
+            if isinstance(etag := entry.meta.get("etag"), str):
+                send_headers["if-none-match"] = etag
+            if isinstance(modified := entry.meta.get("last_modified"), str):
+                send_headers["if-modified-since"] = modified
+            conditional = "if-none-match" in send_headers or "if-modified-since" in send_headers
+        ex = self._perform(method, checked, send_headers, content, until, diags)
+        now = self._clock()
+        if ex.status == 304 and conditional and entry is not None:
+            return self._revalidated(entry, ex, now, diags)
+        if use_cache and ex.ok and ex.complete:
+            storable, expires_at = freshness(ex.headers, now=now, default_ttl=self.settings.cache_ttl)
+            if storable:
+                self._save(key, ex, media_type=ex.media_type, expires_at=expires_at)
+        return ex
+
+    # ------------------------------------------------------------------ internals: getting specs
+
+    def _once(self, key: tuple[str, str], work: Callable[[], T]) -> T:
+        """Run ``work`` once per key per run; concurrent callers wait for the first one's result."""
+        with self._lock:
+            fut = self._memo.get(key)
+            owner = fut is None
+            if fut is None:
+                fut = self._memo[key] = Future()
+        if not owner:
+            result: T = fut.result()
+            return result
+        try:
+            value = work()
+        except BaseException as exc:
+            fut.set_exception(exc)
+            raise
+        fut.set_result(value)
+        return value
+
+    def _get_document(self, url: str, kind_hint: SpecKind | None) -> FetchedSpec:
+        ex = self.exchange("GET", url, headers={"accept": _ACCEPT})
+        if not ex.ok:
+            where = f" (at {ex.final_url})" if ex.final_url != ex.url else ""
+            raise FetchError(f"HTTP {ex.status} {ex.reason}".rstrip() + where, url=url)
+        if not ex.body:
+            raise FetchError("the server answered with an empty body", url=url)
+        return self._spec_from(url, kind_hint, ex, ex.media_type)
+
+    def _get_with_fetcher(self, url: str, kind: SpecKind, fetcher: Fetcher) -> FetchedSpec:
+        checked = check_url(url, self.policy)
+        key = f"spec:{kind.value}:{canonical_url(checked.url)}"
+        diags: list[Diagnostic] = []
+        entry = self._load(key, url, diags)
+        now = self._clock()
+        if entry is not None and (self.settings.offline or (not self._bypass_cache and entry.fresh(now))):
+            extra: dict[str, Any] = {}
+            if not entry.fresh(now):
+                extra["stale"] = True
+                diags.append(STALE_SPEC("", f"offline: using the cached capture of {url}, past its freshness"))
+            ex = self._from_entry(entry, diags, extra)
+            return self._spec_from(url, kind, ex, str(entry.meta.get("media_type") or ex.media_type))
+        ctx = FetchContext(self, url, kind)
+        result: FetcherResult = fetcher(ctx, url)
+        if not result.body:
+            raise FetchError(f"the {kind.value} fetcher obtained nothing", url=url)
+        for e in ctx.exchanges:
+            diags.extend(e.diagnostics)
+        fetched_at = datetime.fromtimestamp(self._clock(), UTC)
+        ex = Exchange(
+            method="FETCH",
+            url=canonical_url(checked.url),
+            final_url=result.final_url,
+            status=result.status,
+            header_items=tuple((k.lower(), v) for k, v in result.headers.items()),
+            body=result.body,
+            origin=ctx.origin(),
+            fetched_at=fetched_at,
+            provenance={**_shared_provenance(ctx.exchanges), **result.provenance},
+            diagnostics=tuple(diags),
+        )
+        storable, expires_at = freshness(ex.headers, now=now, default_ttl=self.settings.cache_ttl)
+        if storable:
+            self._save(key, ex, media_type=result.media_type, expires_at=expires_at)
+        return self._spec_from(url, kind, ex, result.media_type)
+
+    def _spec_from(self, url: str, kind: SpecKind | None, ex: Exchange, media_type: str) -> FetchedSpec:
+        return FetchedSpec(
+            url=url,
+            final_url=ex.final_url,
+            body=ex.body,
+            media_type=media_type,
+            sha256=ex.sha256,
+            fetched_at=ex.fetched_at,
+            origin=ex.origin,
+            status=ex.status,
+            etag=ex.header("etag"),
+            last_modified=ex.header("last-modified"),
+            headers=ex.headers,
+            provenance={**ex.provenance, "kind_hint": kind.value if kind else None},
+            diagnostics=ex.diagnostics,
+        )
+
+    # ------------------------------------------------------------------ internals: the wire
+
+    def _perform(
+        self,
+        method: str,
+        checked: CheckedURL,
+        headers: dict[str, str],
+        content: bytes | None,
+        until: Callable[[bytes], bool] | None,
+        diags: list[Diagnostic],
+    ) -> Exchange:
+        client = self._http()
+        asked, asked_method = str(checked.url), method
+        current = checked
+        redirects: list[str] = []
+        insecure = checked.insecure
+        with deadline(self.settings.timeout):
+            while True:
+                hop = self._send(client, method, current, headers, content, until, asked)
+                location = dict(hop.header_items).get("location")
+                if hop.status not in _REDIRECTS or location is None:
+                    break
+                if len(redirects) >= MAX_REDIRECTS:
+                    raise FetchError(f"more than {MAX_REDIRECTS} redirects (last to {current.url})", url=asked)
+                try:
+                    target = hop.url.join(location)
+                except (httpx.InvalidURL, ValueError) as exc:
+                    raise FetchError(f"a redirect to an invalid URL ({location!r}): {exc}", url=asked) from None
+                try:
+                    nxt = check_url(target, self.policy)
+                except BlockedURLError as exc:
+                    raise BlockedURLError(f"redirect to {target} {exc.detail}", url=asked) from None
+                if _origin(nxt.url) != _origin(current.url):
+                    for name in _CREDENTIAL_HEADERS:
+                        headers.pop(name, None)
+                if hop.status == 303 or (hop.status in (301, 302) and method == "POST"):
+                    method, content = "GET", None
+                    headers.pop("content-type", None)
+                redirects.append(str(nxt.url))
+                insecure = insecure or nxt.insecure
+                current = nxt
+        provenance = dict(hop.provenance)
+        if insecure:
+            provenance["insecure"] = True
+        return Exchange(
+            method=asked_method,
+            url=asked,
+            final_url=str(current.url),
+            status=hop.status,
+            header_items=hop.header_items,
+            body=hop.body,
+            origin=hop.origin,
+            fetched_at=datetime.fromtimestamp(self._clock(), UTC),
+            reason=hop.reason,
+            complete=hop.complete,
+            redirects=tuple(redirects),
+            provenance=provenance,
+            diagnostics=self._finish_diags(asked, provenance, diags),
+        )
+
+    def _send(
+        self,
+        client: httpx.Client,
+        method: str,
+        checked: CheckedURL,
+        headers: Mapping[str, str],
+        content: bytes | None,
+        until: Callable[[bytes], bool] | None,
+        asked: str,
+    ) -> _Hop:
+        request = client.build_request(method, checked.url, headers=headers, content=content)
+        too_slow = f"no complete response within {self.settings.timeout:g} s (--timeout)"
+        try:
+            response = client.send(request, stream=True)
+        except AddressBlockedError as exc:
+            raise BlockedURLError(str(exc), url=asked) from None
+        except httpx.TimeoutException:
+            raise FetchTimeoutError(too_slow, url=asked) from None
+        except httpx.HTTPError as exc:
+            raise FetchError(f"cannot reach {checked.host}: {exc}", url=asked) from None
+        # Where the bytes came from, read before the body: closing may drop the connection.
+        replayed = response.extensions.get("ramscope_provenance")
+        provenance: dict[str, Any] = dict(replayed) if isinstance(replayed, dict) else _wire_provenance(response)
+        redirect = response.status_code in _REDIRECTS and "location" in response.headers
+        try:
+            if redirect:
+                # Drained (bounded) so the connection can carry the next hop; its text is not used.
+                body, complete = _drain(response), True
+            else:
+                body, complete = read_body(response, limit=self.settings.max_spec_bytes, until=until)
+        except httpx.TimeoutException:
+            raise FetchTimeoutError(too_slow, url=asked) from None
+        except httpx.HTTPError as exc:
+            raise FetchError(f"the connection failed while reading: {exc}", url=asked) from None
+        except FetchError as exc:
+            if exc.url is None:
+                raise type(exc)(exc.detail, url=asked) from None
+            raise
+        finally:
+            response.close()
+        header_items = tuple(response.headers.multi_items())
+        if self.settings.record and self._cassette is not None:
+            self._cassette.record(
+                method=method,
+                url=str(checked.url),
+                request_headers=[(k, v) for k, v in request.headers.multi_items() if k not in _UNRECORDED_REQUEST],
+                request_body=content,
+                status=response.status_code,
+                reason=response.reason_phrase,
+                response_headers=header_items,
+                body=body,
+                extra={k: v for k, v in provenance.items() if k in ("server_address", "http_version")},
+            )
+        return _Hop(
+            url=checked.url,
+            status=response.status_code,
+            reason=response.reason_phrase,
+            header_items=header_items,
+            body=body,
+            complete=complete,
+            origin=Origin.CASSETTE if replayed else Origin.NETWORK,
+            provenance=provenance,
+        )
+
+    def _http(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(
+                    transport=self._make_transport(),
+                    follow_redirects=False,
+                    # No .netrc credentials, no proxies from the environment: never sent to a stranger's host.
+                    trust_env=False,
+                    # A jar that accepts nothing: no state carried between hosts or requests.
+                    cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
+                    timeout=httpx.Timeout(self.settings.timeout, connect=min(self.settings.timeout, 15.0)),
+                    headers={"user-agent": USER_AGENT, "accept-encoding": "gzip, deflate"},
+                )
+            return self._client
+
+    def _make_transport(self) -> httpx.BaseTransport:
+        if self._cassette is not None and not self.settings.record:
+            return ReplayTransport(self._cassette)
+        if self.settings.offline:  # pragma: no cover - exchange() raises before asking for a client
+            raise OfflineMissError("offline: the network is not used")
+        return self._transport or GuardedTransport(self.policy, resolver=self._resolver)
+
+    # ------------------------------------------------------------------ internals: cache
+
+    def _cache_store(self) -> SpecCache:
+        with self._lock:
+            if self._cache is None:
+                self._cache = SpecCache(self.settings.cache_dir)
+            return self._cache
+
+    def _load(self, key: str, what: str, diags: list[Diagnostic]) -> CacheEntry | None:
+        store = self._cache_store()
+        try:
+            entry = store.load(key)
+            if entry is not None and not key.startswith("artifact:"):
+                _check_meta(entry.meta)
+        except CorruptCacheEntryError as exc:
+            reason = exc.reason
+        except (KeyError, TypeError, ValueError) as exc:
+            store.delete(key)
+            reason = f"its metadata is malformed ({exc})"
+        else:
+            return entry
+        diag = CACHE_ENTRY_CORRUPT(
+            "",
+            f"the cached copy of {what} was corrupt and has been discarded: {reason}",
+            data={"cache_key": key},
+        )
+        diags.append(diag)
+        self._note(diag)
+        return None
+
+    def _save(self, key: str, ex: Exchange, *, media_type: str, expires_at: float) -> None:
+        fetched = ex.fetched_at.timestamp()
+        meta = {
+            "v": _META_VERSION,
+            "method": ex.method,
+            "url": ex.url,
+            "final_url": ex.final_url,
+            "status": ex.status,
+            "reason": ex.reason,
+            # Cookies are never kept, on disk least of all.
+            "headers": [[k, v] for k, v in ex.header_items if k != "set-cookie"],
+            "media_type": media_type,
+            "fetched_at": fetched,
+            "validated_at": fetched,
+            "expires_at": expires_at,
+            "etag": ex.header("etag"),
+            "last_modified": ex.header("last-modified"),
+            "origin": ex.origin.value,
+            "redirects": list(ex.redirects),
+            "provenance": {k: v for k, v in ex.provenance.items() if k not in ("stale", "revalidated")},
+            "sha256": ex.sha256,
+        }
+        self._cache_store().save(key, meta, ex.body)
+
+    def _from_entry(self, entry: CacheEntry, diags: list[Diagnostic], extra: Mapping[str, Any]) -> Exchange:
+        m = entry.meta
+        provenance = {
+            **m["provenance"],
+            "first_origin": m["origin"],
+            "validated_at": rfc3339(datetime.fromtimestamp(m["validated_at"], UTC)),
+            **extra,
+        }
+        return Exchange(
+            method=m["method"],
+            url=m["url"],
+            final_url=m["final_url"],
+            status=m["status"],
+            header_items=tuple((str(k), str(v)) for k, v in m["headers"]),
+            body=entry.body,
+            origin=Origin.CACHE,
+            fetched_at=datetime.fromtimestamp(m["fetched_at"], UTC),
+            reason=m["reason"],
+            redirects=tuple(m["redirects"]),
+            provenance=provenance,
+            diagnostics=self._finish_diags(m["url"], provenance, diags),
+        )
+
+    def _revalidated(self, entry: CacheEntry, answer: Exchange, now: float, diags: list[Diagnostic]) -> Exchange:
+        """A 304: keep the body, take the new freshness headers (RFC 9111 4.3.4), store, serve."""
+        updated = {k.lower() for k, _ in answer.header_items} - {"content-length", "content-encoding"}
+        kept = [(k, v) for k, v in entry.meta["headers"] if k not in updated]
+        header_items = tuple(kept) + tuple((k, v) for k, v in answer.header_items if k in updated)
+        merged = dict(header_items)
+        _, expires_at = freshness(merged, now=now, default_ttl=self.settings.cache_ttl)
+        meta = dict(entry.meta)
+        meta.update(
+            headers=[[k, v] for k, v in header_items],
+            validated_at=now,
+            expires_at=expires_at,
+            etag=merged.get("etag", meta.get("etag")),
+            last_modified=merged.get("last-modified", meta.get("last_modified")),
+        )
+        self._cache_store().save(entry.key, meta, entry.body)
+        return self._from_entry(CacheEntry(entry.key, meta, entry.body), diags, {"revalidated": True})
+
+    # ------------------------------------------------------------------ internals: bookkeeping
+
+    def _finish_diags(self, url: str, provenance: Mapping[str, Any], diags: list[Diagnostic]) -> tuple[Diagnostic, ...]:
+        if provenance.get("insecure") and not any(d.code == INSECURE_FETCH.code for d in diags):
+            diags.append(
+                INSECURE_FETCH(
+                    "",
+                    f"{url} was fetched over plain http (or redirected to it): anyone on the network path "
+                    "could have changed it",
+                    hint="publish and reference the spec over https",
+                    data={"url": url},
+                )
+            )
+        for d in diags:
+            self._note(d)
+        return tuple(diags)
+
+    def _note(self, diag: Diagnostic) -> None:
+        with self._lock:
+            self._diagnostics.setdefault((diag.code, diag.message), diag)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the spec store is closed")
+
+    @contextmanager
+    def _progress(self, total: int) -> Iterator[Callable[[], None]]:
+        if not self.settings.progress or total == 0:
+            yield lambda: None
+            return
+        from rich.console import Console  # noqa: PLC0415 - only on a terminal
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+
+        with Progress(
+            TextColumn("fetching specs"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as progress:
+            task = progress.add_task("fetch", total=total)
+            yield lambda: progress.advance(task)
+
+
+def _drain(response: httpx.Response) -> bytes:
+    # An odd redirect body only costs the connection, which closing then drops.
+    with suppress(FetchError):
+        read_body(response, limit=_REDIRECT_BODY_LIMIT)
+    return b""
+
+
+def _wire_provenance(response: httpx.Response) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    version = response.extensions.get("http_version")
+    if isinstance(version, bytes):
+        out["http_version"] = version.decode("ascii", "replace")
+    stream = response.extensions.get("network_stream")
+    try:
+        peer = stream.get_extra_info("server_addr") if stream is not None else None
+    except OSError:
+        peer = None
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        host = f"[{peer[0]}]" if ":" in str(peer[0]) else str(peer[0])
+        out["server_address"] = f"{host}:{peer[1]}"
+    return out
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return (url.scheme, url.host, url.port)
+
+
+def _artifact_key(namespace: str, key: str) -> str:
+    if not _NAMESPACE.match(namespace):
+        raise ValueError(f"artefact namespace {namespace!r} must match {_NAMESPACE.pattern}")
+    if not key:
+        raise ValueError("artefact key must not be empty")
+    return f"artifact:{namespace}:{key}"
+
+
+def _check_meta(meta: Mapping[str, Any]) -> None:
+    """Raise if the metadata of an exchange entry is not what ``_save`` writes."""
+    if meta.get("v") != _META_VERSION:
+        raise ValueError(f"format {meta.get('v')!r}")
+    for name, kind in (
+        ("method", str),
+        ("url", str),
+        ("final_url", str),
+        ("status", int),
+        ("reason", str),
+        ("headers", list),
+        ("fetched_at", float | int),
+        ("validated_at", float | int),
+        ("origin", str),
+        ("redirects", list),
+        ("provenance", dict),
+    ):
+        if not isinstance(meta.get(name), kind):
+            raise TypeError(f"{name} is missing or not a {kind}")
+    Origin(meta["origin"])
+    for pair in meta["headers"]:
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise TypeError("a header is not a [name, value] pair")
+
+
+def _shared_provenance(exchanges: Iterable[Exchange]) -> dict[str, Any]:
+    """Provenance a fetcher's result inherits from its exchanges (cassette, synthesized, insecure)."""
+    out: dict[str, Any] = {}
+    for ex in exchanges:
+        for name in ("cassette", "insecure"):
+            if name in ex.provenance:
+                out[name] = ex.provenance[name]
+        if ex.provenance.get("synthesized"):
+            out["synthesized"] = True
+    return out

@@ -1,0 +1,1 @@
+"""Test helpers shared by the store tests and later adapter tests (MCP, A2A)."""
