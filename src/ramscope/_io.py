@@ -33,21 +33,25 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
 
 
 def expand_card_args(args: Iterable[str]) -> list[str]:
-    """Files as given; directories to their cards (sorted, not recursive); globs expanded."""
+    """Files as given; directories become the cards inside them (recursively); globs are expanded.
+
+    Duplicates are dropped, first occurrence kept, so a card named twice is derived once.
+    """
     out: list[str] = []
     for arg in args:
-        if arg == "-" or os.path.isfile(arg):
+        path = Path(arg)
+        if arg == "-" or path.is_file():
             out.append(arg)
-        elif os.path.isdir(arg):
-            found = sorted(str(p) for p in Path(arg).iterdir() if p.is_file() and p.suffix.lower() in CARD_SUFFIXES)
+        elif path.is_dir():
+            found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in CARD_SUFFIXES)
             if not found:
                 raise InputError("directory holds no .json, .yaml or .yml files", source=arg)
             out.extend(found)
-        elif any(ch in arg for ch in "*?["):
-            found = sorted(glob.glob(arg, recursive=True))
-            if not found:
-                raise InputError("pattern matches no files", source=arg)
-            out.extend(found)
+        elif glob.has_magic(arg):
+            matches = sorted(m for m in glob.glob(arg, recursive=True) if Path(m).is_file())
+            if not matches:
+                raise InputError("no file matches this pattern", source=arg)
+            out.extend(matches)
         else:
-            out.append(arg)  # let the loader report "no such file"
-    return out
+            out.append(arg)  # the loader reports it as missing
+    return list(dict.fromkeys(out))

@@ -9,24 +9,32 @@ permissions needed.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__
+from ._io import atomic_write, expand_card_args
 from ._text import for_terminal
 from .card import load_card
 from .config import Settings, default_cache_dir
 from .diagnostics import Severity, has_errors
 from .errors import InputError, RamscopeError
+from .outputs.consent import consent_data, render_html, render_markdown
 from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text
+from .outputs.diff import diff_reports, render_diff_text
+from .outputs.report import Report
+from .outputs.text import render_report_text
+from .policy import Policy, load_policy
 from .schema import SCHEMA_NAMES, load_schema, render
 from .validate import validate
+
+if TYPE_CHECKING:
+    from .derive import Engine
 
 __all__ = ["EXIT_DIFF_NEW_PERMISSIONS", "EXIT_INCOMPLETE", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -130,6 +138,13 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         metavar="N",
         help="how deep to follow A2A agents carrying their own manifest (default 3)",
     )
+    g.add_argument(
+        "--policy",
+        type=Path,
+        default=d(None),
+        metavar="FILE",
+        help="TOML policy: pin, exclude or prefer scopes (see README)",
+    )
     g.add_argument("--no-progress", action="store_true", default=d(False), help="no progress bars")
     g.add_argument("-q", "--quiet", action="count", default=d(0), help="less output")
     g.add_argument("-v", "--verbose", action="count", default=d(0), help="more output")
@@ -170,30 +185,6 @@ def _run_validate(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- fetch
 
-_CARD_SUFFIXES = (".json", ".yaml", ".yml")
-
-
-def _expand_cards(args: Sequence[str]) -> list[str]:
-    """Files as given; directories become the cards inside them; glob patterns are expanded."""
-    out: list[str] = []
-    for arg in args:
-        path = Path(arg)
-        if arg == "-" or path.is_file():
-            out.append(arg)
-        elif path.is_dir():
-            found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _CARD_SUFFIXES)
-            if not found:
-                raise InputError("directory holds no .json, .yaml or .yml files", source=arg)
-            out.extend(found)
-        elif glob.has_magic(arg):
-            matches = sorted(m for m in glob.glob(arg, recursive=True) if Path(m).is_file())
-            if not matches:
-                raise InputError("no file matches this pattern", source=arg)
-            out.extend(matches)
-        else:
-            out.append(arg)  # load_card reports it as missing
-    return list(dict.fromkeys(out))
-
 
 def _configure_fetch(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -210,7 +201,7 @@ def _run_fetch(args: argparse.Namespace) -> int:
     from .outputs.fetch import render_fetch_table  # noqa: PLC0415
     from .store import SpecStore, fetch_refs, spec_refs  # noqa: PLC0415
 
-    cards = [load_card(path) for path in _expand_cards(args.cards)]
+    cards = [load_card(path) for path in expand_card_args(args.cards)]
     refs = spec_refs(cards)
     if not refs:
         sys.stderr.write("ramscope: no spec URLs in the given cards; nothing to fetch\n")
@@ -251,11 +242,159 @@ def _run_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------- derive family
+
+
+def _engine(args: argparse.Namespace) -> Engine:
+    from .derive import Engine  # noqa: PLC0415 - keeps `validate` and `schema` free of the network stack
+
+    policy = load_policy(args.policy) if args.policy else Policy()
+    return Engine(settings_from_args(args), policy=policy)
+
+
+def _reports(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[Report], int]:
+    """Derive every card; an unreadable card is reported and the others still derived."""
+    from .card import Card  # noqa: PLC0415
+
+    cards: list[Card] = []
+    worst = EXIT_OK
+    for path in expand_card_args(paths):
+        try:
+            cards.append(load_card(path))
+        except InputError as exc:
+            _fail(str(exc))
+            worst = EXIT_USAGE
+    with _engine(args) as engine:
+        reports = list(engine.derive_many(cards))
+    return reports, worst
+
+
+def _exit_code(reports: Sequence[Report], worst: int) -> int:
+    codes = {r.exit_code for r in reports} | {worst}
+    for code in (EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE):
+        if code in codes:
+            return code
+    return EXIT_OK
+
+
+def _emit(args: argparse.Namespace, text: str) -> None:
+    if getattr(args, "output", None):
+        atomic_write(args.output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def _configure_derive(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cards", nargs="+", metavar="CARD", help="cards, directories of cards, or globs")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here (atomically)")
+    p.add_argument("--format", choices=("json", "text"), default="json")
+
+
+def _run_derive(args: argparse.Namespace) -> int:
+    reports, worst = _reports(args, args.cards)
+    if args.format == "text":
+        color = args.output is None and sys.stdout.isatty()
+        _emit(args, "".join(render_report_text(r, color=color) for r in reports))
+    elif len(reports) == 1 and len(args.cards) == 1 and worst == EXIT_OK:
+        _emit(args, json.dumps(reports[0].to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        # Batches are JSON Lines: one report per line, streamable and greppable.
+        _emit(args, "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in reports))
+    return _exit_code(reports, worst)
+
+
+def _configure_scopes(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cards", nargs="+", metavar="CARD", help="cards, directories of cards, or globs")
+    p.add_argument(
+        "--tier",
+        choices=("required", "recommended", "optional"),
+        default="optional",
+        help="cumulative tier (default optional: everything)",
+    )
+    p.add_argument("--identity", choices=("end_user", "agent", "all"), default="all")
+
+
+def _run_scopes(args: argparse.Namespace) -> int:
+    reports, worst = _reports(args, args.cards)
+    tier = args.tier.upper()
+    idents = ("END_USER", "AGENT") if args.identity == "all" else (args.identity.upper(),)
+    scopes: set[str] = set()
+    for r in reports:
+        for ident in idents:
+            it = r.tiers[tier].identities[ident]
+            scopes.update(it.scopes)
+            if not it.complete:
+                sys.stderr.write(
+                    f"ramscope: warning: {for_terminal(r.card_source)}: {tier} {ident} is incomplete: permissions "
+                    f"of {', '.join(for_terminal(x) for x in it.incomplete_accesses)} are unknown\n"
+                )
+    sys.stdout.write("".join(f"{s}\n" for s in sorted(scopes)))
+    return _exit_code(reports, worst)
+
+
+def _configure_consent(p: argparse.ArgumentParser) -> None:
+    p.add_argument("card", metavar="CARD")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
+    p.add_argument("--format", choices=("json", "markdown", "html"), default="json")
+
+
+def _run_consent(args: argparse.Namespace) -> int:
+    card = load_card(args.card)
+    with _engine(args) as engine:
+        report = engine.derive(card)
+    provider = card.document.get("provider")
+    data = consent_data(
+        report,
+        description=card.description,
+        provider=str(provider.get("organization", "")) if isinstance(provider, dict) else "",
+    )
+    if args.format == "json":
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    elif args.format == "markdown":
+        text = render_markdown(data)
+    else:
+        text = render_html(data)
+    _emit(args, text)
+    return report.exit_code
+
+
+def _configure_diff(p: argparse.ArgumentParser) -> None:
+    p.add_argument("old", metavar="OLD", help="the old card, or a saved `derive` JSON report")
+    p.add_argument("new", metavar="NEW", help="the new card, or a saved `derive` JSON report")
+    p.add_argument("--format", choices=("json", "text"), default="json")
+
+
+def _report_dict(engine: Engine, path: str) -> dict[str, Any]:
+    card = load_card(path)
+    if card.document.get("report_version") is not None and "tiers" in card.document:
+        return dict(card.document)  # a saved report
+    result: dict[str, Any] = engine.derive(card).to_dict()
+    return result
+
+
+def _run_diff(args: argparse.Namespace) -> int:
+    with _engine(args) as engine:
+        old = _report_dict(engine, args.old)
+        new = _report_dict(engine, args.new)
+    d = diff_reports(old, new)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_diff_text(d))
+    if d["new_permissions"]:
+        return EXIT_DIFF_NEW_PERMISSIONS
+    return EXIT_OK if d["complete"] else EXIT_INCOMPLETE
+
+
 # --------------------------------------------------------------------------- plumbing
 
 COMMANDS: list[_Command] = [
     _Command("validate", "check a card's manifest; no network", _configure_validate, _run_validate),
     _Command("fetch", "fetch every spec the cards name into the cache", _configure_fetch, _run_fetch),
+    _Command("derive", "derive the permission report of cards", _configure_derive, _run_derive),
+    _Command("scopes", "print the least-privilege scopes of a cumulative tier", _configure_scopes, _run_scopes),
+    _Command("consent", "consent-screen data (json, markdown, html)", _configure_consent, _run_consent),
+    _Command("diff", "permissions added or removed between two cards or reports", _configure_diff, _run_diff),
     _Command("schema", "print the JSON Schema of the manifest or of the report", _configure_schema, _run_schema),
 ]
 

@@ -1,0 +1,687 @@
+"""The pipeline: card → specs → targets → requirements → least-privilege sets → report.
+
+:class:`Engine` holds what a run shares between cards — the spec store, the
+built indexes and their grant-set machinery — so a batch of cards fetches and
+indexes each spec once. :func:`derive` is the one-card convenience.
+
+Fail closed: every access ends either with its permissions derived, or marked
+incomplete with a reason code and message (``spec-unavailable``,
+``operation-not-found``, ``security-undeclared``, ``no-compatible-alternative``
+...). Incomplete accesses have ``scopes``/``requirements`` of ``None`` and make
+every tier that contains them incomplete.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .card import Card, load_card
+from .config import Settings
+from .diagnostics import Diagnostic, Severity, has_errors, rule
+from .errors import FetchError, RamscopeError, SpecError
+from .manifest import (
+    AccessNecessity,
+    IdentityType,
+    Operation,
+    Resource,
+    ResourceAccess,
+    ResourceOwner,
+)
+from .outputs.report import IDENTITIES, TIERS, AccessRecord, IdentityTier, Report, SpecRecord, TierRecord
+from .policy import Pin, Policy
+from .privilege import (
+    AMBIGUOUS,
+    Alternative,
+    Atom,
+    SpecGrants,
+    TierProblem,
+    choose_least_privilege,
+    compatible,
+    solve_tier,
+)
+from .resolve import Target, Unresolved, resolve, spec_url_for, unresolved_for_error
+from .specs import load_index
+from .specs.model import SchemeRequirement, SchemeType, SpecIndex, SpecKind
+from .store import SpecStore, kind_for_protocol, spec_refs
+from .store.model import FetchedSpec, rfc3339
+from .validate import check_spec_url, validate
+
+__all__ = ["Engine", "derive"]
+
+_S = "derive"
+ACCESS_UNRESOLVED = rule(
+    "access-unresolved",
+    Severity.ERROR,
+    "An access could not be resolved to an operation of its spec; its permissions are unknown.",
+    stage=_S,
+)
+ACCESS_UNDETERMINED = rule(
+    "access-undetermined",
+    Severity.ERROR,
+    "An access was resolved but its permissions cannot be determined (undeclared or unusable security).",
+    stage=_S,
+)
+IDENTITY_UNKNOWN = rule(
+    "identity-compatibility-unknown",
+    Severity.WARNING,
+    "The chosen alternative uses a scheme whose kind is unknown, so fitness for the identity is unchecked.",
+    stage=_S,
+)
+PIN_NOT_ALTERNATIVE = rule(
+    "pin-not-an-alternative",
+    Severity.WARNING,
+    "A policy pin names scopes that are not one of the operation's declared alternatives.",
+    stage=_S,
+)
+PIN_UNUSED = rule("policy-pin-unused", Severity.WARNING, "A policy pin matched no access or operation.", stage=_S)
+
+
+@dataclass(slots=True)
+class _Loaded:
+    index: SpecIndex | None = None
+    fetched: FetchedSpec | None = None
+    error: RamscopeError | None = None
+    resources: list[str] = field(default_factory=list)
+
+
+class Engine:
+    """One derivation run: a spec store and caches shared by every card derived with it."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        policy: Policy | None = None,
+        store: Any = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.policy = policy or Policy()
+        self._owns_store = store is None
+        self.store: Any = store if store is not None else SpecStore(self.settings)
+        self._loaded: dict[tuple[str, SpecKind | None], _Loaded] = {}
+        self._grants: dict[tuple[str, str], SpecGrants] = {}
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owns_store:
+            self.store.close()
+
+    # ------------------------------------------------------------------ public
+
+    def derive(self, card: Card | str | os.PathLike[str] | Mapping[str, Any]) -> Report:
+        if not isinstance(card, Card):
+            card = load_card(card)
+        return _CardRun(self, card).run()
+
+    def derive_many(self, cards: Iterable[Card | str | os.PathLike[str]]) -> Iterator[Report]:
+        loaded = [c if isinstance(c, Card) else load_card(c) for c in cards]
+        # Fetch every spec of every card up front, concurrently; indexes are then built once.
+        self.prefetch(url_kind for c in loaded for url_kind in _spec_urls(c))
+        for card in loaded:
+            yield self.derive(card)
+
+    def prefetch(self, urls: Iterable[tuple[str, SpecKind | None]]) -> None:
+        todo = sorted({u for u in urls if u not in self._loaded}, key=lambda u: (u[0], str(u[1])))
+        if todo:
+            self.store.prefetch(todo)
+
+    # ------------------------------------------------------------------ internals
+
+    def load(self, url: str, kind: SpecKind | None) -> _Loaded:
+        key = (url, kind)
+        hit = self._loaded.get(key)
+        if hit is not None:
+            return hit
+        loaded = _Loaded()
+        try:
+            loaded.fetched = self.store.get(url, kind_hint=kind)
+            loaded.index = load_index(url, self.store, kind_hint=kind)
+        except (FetchError, SpecError) as exc:
+            loaded.error = exc
+        self._loaded[key] = loaded
+        return loaded
+
+    def grants(self, index: SpecIndex) -> SpecGrants:
+        key = (index.url, index.sha256)
+        g = self._grants.get(key)
+        if g is None:
+            g = self._grants[key] = SpecGrants(index)
+        return g
+
+
+def derive(
+    card: Card | str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    settings: Settings | None = None,
+    policy: Policy | None = None,
+    store: Any = None,
+) -> Report:
+    """Derive the permission report of one card (see :class:`Engine` for batches)."""
+    with Engine(settings, policy=policy, store=store) as engine:
+        return engine.derive(card)
+
+
+def _spec_urls(card: Card) -> list[tuple[str, SpecKind | None]]:
+    """The (URL, kind) pairs worth fetching: the store's plan, minus URLs the card check refuses."""
+    return [(r.url, r.kind) for r in spec_refs([card]) if not has_errors(check_spec_url(r.url, ""))]
+
+
+# --------------------------------------------------------------------------- one card
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What the per-access stage decided, kept for the tier stage."""
+
+    access: ResourceAccess
+    key: str
+    record: AccessRecord
+    grants: SpecGrants | None = None
+    candidates: tuple[Alternative, ...] = ()
+
+
+class _CardRun:
+    def __init__(self, engine: Engine, card: Card) -> None:
+        self.engine = engine
+        self.card = card
+        self.policy = engine.policy
+        self.diags: list[tuple[Diagnostic, str | None]] = []
+        self.used_pins: set[int] = set()
+
+    def run(self) -> Report:
+        card_diags = validate(self.card)
+        self.diags.extend((d, None) for d in card_diags)
+        m = self.card.manifest
+        self.engine.prefetch(_spec_urls(self.card))
+        outcomes = [self._access(i, a) for i, a in enumerate(m.resource_accesses)]
+        for i, pin in enumerate(self.policy.pins):
+            if i not in self.used_pins:
+                what = f"access {pin.access!r}" if pin.access else f"operation {pin.operation!r}"
+                self.diags.append((PIN_UNUSED("", f"policy pin for {what} matched nothing in this card"), None))
+        tiers = self._tiers(outcomes)
+        return Report(
+            card_name=self.card.name,
+            card_source=self.card.source,
+            card_sha256=self.card.sha256,
+            card_valid=not has_errors(card_diags),
+            specs=self._spec_records(),
+            accesses=[o.record for o in outcomes],
+            tiers=tiers,
+            diagnostics=list(dict.fromkeys(self.diags)),
+            policy=self.policy.to_dict() if (self.policy.pins or self.policy.exclude or self.policy.prefer) else None,
+        )
+
+    # ---------------------------------------------------------------- specs
+
+    def _spec_records(self) -> list[SpecRecord]:
+        seen: dict[tuple[str, SpecKind | None], list[str]] = {}
+        where: dict[tuple[str, SpecKind | None], str] = {}
+        m = self.card.manifest
+        for op in m.operations:
+            res = m.resource(op.resource)
+            if res is None:
+                continue
+            url = spec_url_for(res, op)
+            key = (url, kind_for_protocol(res.interaction_protocol))
+            if key in self.engine._loaded:
+                ids = seen.setdefault(key, [])
+                if res.id not in ids:
+                    ids.append(res.id)
+                aos = op.api_operation_spec
+                where.setdefault(
+                    key,
+                    aos.loc.of("spec_url")
+                    if aos is not None and aos.spec_url
+                    else res.spec.loc.of("spec_url")
+                    if res.spec is not None
+                    else res.loc.pointer,
+                )
+        records: list[SpecRecord] = []
+        for key, resources in seen.items():
+            loaded = self.engine._loaded[key]
+            f, idx, err = loaded.fetched, loaded.index, loaded.error
+            if f is not None:
+                # How the spec was obtained (plain http, a corrupt cache entry, a stale copy used
+                # offline) concerns every access through it: said once, at the card's spec_url.
+                self.diags.extend((replace(d, path=where[key]), None) for d in f.diagnostics)
+            records.append(
+                SpecRecord(
+                    url=key[0],
+                    resources=tuple(resources),
+                    kind=idx.kind.value if idx else (key[1].value if key[1] else None),
+                    sha256=f.sha256 if f else None,
+                    origin=f.origin.value if f else None,
+                    fetched_at=rfc3339(f.fetched_at) if f else None,
+                    final_url=f.final_url if f else None,
+                    title=idx.title if idx else "",
+                    spec_version=idx.spec_version if idx else "",
+                    security_declared=idx.security_declared if idx else None,
+                    operations=len(idx.operations) if idx else None,
+                    error={"code": err.code, "message": str(err)} if err else None,
+                    provenance=dict(f.provenance) if f else {},
+                )
+            )
+        return records
+
+    # ---------------------------------------------------------------- accesses
+
+    def _access(self, i: int, a: ResourceAccess) -> _Outcome:
+        m = self.card.manifest
+        op = m.operation(a.operation)
+        res = m.resource(op.resource) if op is not None else None
+        base: dict[str, Any] = {
+            "id": a.id,
+            "operation": a.operation,
+            "resource": op.resource if op is not None else "",
+            "display_name": res.display_name if res is not None else "",
+            "owner": _enum_name(res.owner) if res is not None else "RESOURCE_OWNER_UNSPECIFIED",
+            "identity": _enum_name(a.identity_used),
+            "necessity": _enum_name(a.necessity),
+            "confirmation_required": a.confirmation_required,
+            "justification": a.access_justification,
+        }
+        key = f"{i}:{a.id}"
+        if op is None or res is None:
+            what = f"operation {a.operation!r}" if op is None else f"resource {op.resource!r}"
+            return self._unresolved(a, key, base, "invalid-reference", f"the manifest defines no {what}")
+        url = spec_url_for(res, op)
+        base["spec_url"] = url or None
+        if not url:
+            return self._unresolved(a, key, base, "missing-spec-url", f"resource {res.id!r} has no spec_url")
+        url_problems = [d for d in check_spec_url(url, "") if d.severity is Severity.ERROR]
+        if url_problems:
+            return self._unresolved(a, key, base, "invalid-spec-url", url_problems[0].message)
+        loaded = self.engine.load(url, kind_for_protocol(res.interaction_protocol))
+        if loaded.index is None:
+            err = loaded.error or SpecError("no index was built", url=url)
+            why = unresolved_for_error(err, res, op)
+            self.diags.extend((d, None) for d in why.diagnostics)
+            return self._unresolved(a, key, base, why.reason, f"{why.message} ({err.code})")
+        index = loaded.index
+        found = resolve(res, op, index)
+        if isinstance(found, Unresolved):
+            self.diags.extend((d, None) for d in found.diagnostics)
+            return self._unresolved(a, key, base, found.reason, found.message, found.suggestions)
+        self.diags.extend((d, None) for d in found.diagnostics)
+        return self._resolved(a, key, base, res, op, found)
+
+    def _unresolved(
+        self,
+        a: ResourceAccess,
+        key: str,
+        base: dict[str, Any],
+        reason: str,
+        message: str,
+        suggestions: Sequence[str] = (),
+    ) -> _Outcome:
+        hint = "did you mean: " + "; ".join(suggestions) if suggestions else None
+        self.diags.append(
+            (
+                ACCESS_UNRESOLVED(
+                    a.loc.pointer,
+                    f"access {a.id!r} is unresolved ({reason}): {message}",
+                    hint=hint,
+                    data={"reason": reason, "suggestions": list(suggestions)},
+                ),
+                None,
+            )
+        )
+        record = AccessRecord(
+            **base,
+            status="unresolved",
+            complete=False,
+            reason=reason,
+            reason_message=message,
+            suggestions=tuple(suggestions),
+        )
+        return _Outcome(a, key, record)
+
+    def _resolved(
+        self, a: ResourceAccess, key: str, base: dict[str, Any], res: Resource, op: Operation, found: Target
+    ) -> _Outcome:
+        index, entry = found.index, found.entry
+        grants = self.engine.grants(index)
+        target = _target_dict(found)
+        requirements = _requirements_json(index, entry.requirements)
+        effects: list[dict[str, Any]] = []
+        pin = self._pin(a, op)
+        candidates: list[Alternative]
+        all_alts: list[dict[str, Any]] = []
+        reason: tuple[str, str] | None = None
+        method = "least-privilege"
+        if pin is not None:
+            candidates = [self._pinned_alternative(a, grants, entry.requirements, pin, effects)]
+            method = "pinned"
+        elif entry.requirements is None:
+            candidates = []
+            reason = (
+                "security-undeclared",
+                f"{index.url} does not declare the security of {entry.key!r}; "
+                "its permissions cannot be derived (pin them with a policy if you know them)",
+            )
+        elif entry.requirements == ():
+            candidates = [Alternative(frozenset(), ())]
+            method = "none-required"
+        else:
+            candidates, all_alts, reason = self._filter(a, grants, grants.alternatives(entry), effects)
+            if candidates and any(not alt.atoms for alt in candidates):
+                method = "anonymous-allowed"
+        record_kw: dict[str, Any] = {
+            "status": "resolved",
+            "target": target,
+            "security_declared": index.security_declared,
+            "requirements": requirements if entry.requirements is not None or pin is not None else None,
+            "alternatives": all_alts or None,
+            "policy": effects,
+        }
+        if pin is not None and entry.requirements is None:
+            record_kw["requirements"] = [[_term_json(index, t) for t in candidates[0].terms]]
+        choice = choose_least_privilege(grants, candidates) if candidates else None
+        if choice is None:
+            code, message = reason or ("no-compatible-alternative", "no usable alternative")
+            self.diags.append(
+                (
+                    ACCESS_UNDETERMINED(a.loc.pointer, f"access {a.id!r}: {message}", data={"reason": code}),
+                    None,
+                )
+            )
+            record = AccessRecord(**base, **record_kw, complete=False, reason=code, reason_message=message)
+            return _Outcome(a, key, record, grants, ())
+        alt = choice.alternative
+        if choice.rivals:
+            names = [_alt_label(alt)] + [_alt_label(r) for r, _ in choice.rivals]
+            self.diags.append(
+                (
+                    AMBIGUOUS(
+                        a.loc.pointer,
+                        f"access {a.id!r}: the narrowest alternatives grant incomparable sets of operations: "
+                        + ", ".join(names)
+                        + f"; picked {names[0]} (smallest grant set, then fewest scopes, then name)",
+                        data={"candidates": names},
+                    ),
+                    None,
+                )
+            )
+        if (
+            any(
+                grants.index.scheme_map.get(t.scheme) is None
+                or grants.index.scheme_map[t.scheme].type is SchemeType.UNKNOWN
+                for t in alt.terms
+            )
+            and pin is None
+        ):
+            self.diags.append(
+                (
+                    IDENTITY_UNKNOWN(
+                        a.loc.pointer,
+                        f"access {a.id!r}: the scheme(s) {', '.join(t.scheme for t in alt.terms)} are of unknown kind; "
+                        f"whether {_enum_name(a.identity_used)} can use them is unchecked",
+                    ),
+                    None,
+                )
+            )
+        granted = choice.granted
+        examples = [o.key for o in grants.operations_in(granted)][:20]
+        record = AccessRecord(
+            **base,
+            **record_kw,
+            complete=True,
+            scopes=alt.scopes,
+            credentials=_credentials(alt.atoms),
+            scope_descriptions=_descriptions(index, alt),
+            blast_radius={
+                "granted_operations": granted.bit_count(),
+                "spec_operations": grants.n_ops,
+                "protected_operations": grants.protected_count,
+                "granted": examples,
+            },
+            choice={
+                "method": method,
+                "ambiguous": bool(choice.rivals),
+                "candidates": [_alt_label(r) for r, _ in choice.rivals],
+            },
+        )
+        return _Outcome(a, key, record, grants, tuple(candidates))
+
+    def _pin(self, a: ResourceAccess, op: Operation) -> Pin | None:
+        pin = self.policy.pin_for(a.id, op.id)
+        if pin is not None:
+            self.used_pins.add(self.policy.pins.index(pin))
+        return pin
+
+    def _pinned_alternative(
+        self,
+        a: ResourceAccess,
+        grants: SpecGrants,
+        requirements: Any,
+        pin: Pin,
+        effects: list[dict[str, Any]],
+    ) -> Alternative:
+        wanted = set(pin.scopes)
+        for alt in grants.alternatives_of(requirements) if requirements else []:
+            if set(alt.scopes) == wanted and (wanted or not alt.atoms):
+                effects.append({"effect": "pinned", "scopes": sorted(wanted), "reason": pin.reason or None})
+                return alt
+        if not wanted:
+            # The reviewer asserts that no authorization is needed.
+            if requirements == ():
+                effects.append({"effect": "pinned", "scopes": [], "reason": pin.reason or None})
+            else:
+                self.diags.append(
+                    (
+                        PIN_NOT_ALTERNATIVE(
+                            a.loc.pointer,
+                            f"access {a.id!r}: the policy asserts that no authorization is needed, which the spec "
+                            "does not declare; the assertion is used as the policy says",
+                        ),
+                        None,
+                    )
+                )
+                effects.append({"effect": "pinned", "scopes": [], "declared": False, "reason": pin.reason or None})
+            return Alternative(frozenset(), ())
+        scheme = pin.scheme or next(
+            (s.name for s in grants.index.schemes if s.type in (SchemeType.OAUTH2, SchemeType.OPENID_CONNECT)),
+            "pinned",
+        )
+        terms = (SchemeRequirement.of(scheme, pin.scopes),)
+        self.diags.append(
+            (
+                PIN_NOT_ALTERNATIVE(
+                    a.loc.pointer,
+                    f"access {a.id!r}: pinned scopes {sorted(wanted)} are not one of the operation's declared "
+                    "alternatives; they are used as the policy says",
+                ),
+                None,
+            )
+        )
+        effects.append({"effect": "pinned", "scopes": sorted(wanted), "declared": False, "reason": pin.reason or None})
+        return Alternative(grants.atoms_of(terms), terms)
+
+    def _filter(
+        self,
+        a: ResourceAccess,
+        grants: SpecGrants,
+        alternatives: list[Alternative],
+        effects: list[dict[str, Any]],
+    ) -> tuple[list[Alternative], list[dict[str, Any]], tuple[str, str] | None]:
+        """Identity and policy filtering; every alternative is listed with why it was kept or not."""
+        identity = a.identity_used
+        listed: list[dict[str, Any]] = []
+        usable: list[Alternative] = []
+        incompatible = excluded = 0
+        for alt in alternatives:
+            entry: dict[str, Any] = {
+                "scopes": alt.scopes,
+                "credentials": _credentials(alt.atoms),
+                "granted_operations": grants.granted(alt.atoms).bit_count(),
+            }
+            fits = [compatible(grants.index.scheme_map.get(t.scheme), identity) for t in alt.terms]
+            if identity is IdentityType.IDENTITY_TYPE_UNSPECIFIED:
+                ok = False
+                entry["compatible"] = None
+            else:
+                ok = all(f is not False for f in fits)
+                entry["compatible"] = ok if all(f is not None for f in fits) else (None if ok else False)
+            hit = next((g for s in alt.scopes if (g := self.policy.excluded_by(s))), None)
+            entry["excluded_by"] = hit
+            listed.append(entry)
+            if not ok:
+                incompatible += 1
+                continue
+            if hit is not None:
+                excluded += 1
+                effects.append({"effect": "excluded", "scopes": alt.scopes, "rule": hit})
+                continue
+            usable.append(alt)
+        if identity is IdentityType.IDENTITY_TYPE_UNSPECIFIED:
+            return [], listed, ("identity-unspecified", "the access does not say whose identity it uses")
+        if not usable:
+            if excluded and not incompatible:
+                return (
+                    [],
+                    listed,
+                    (
+                        "all-alternatives-excluded",
+                        "every alternative of the operation is excluded by the policy",
+                    ),
+                )
+            kinds = sorted({t.scheme for alt in alternatives for t in alt.terms})
+            return (
+                [],
+                listed,
+                (
+                    "no-compatible-alternative",
+                    f"no alternative fits identity {identity.name} (schemes: {', '.join(kinds)})"
+                    + (f"; {excluded} more excluded by policy" if excluded else ""),
+                ),
+            )
+        preferred = [alt for alt in usable if self.policy.preferred(alt.scopes)]
+        if preferred and len(preferred) < len(usable):
+            effects.append({"effect": "preferred", "scopes": sorted({s for p in preferred for s in p.scopes})})
+            usable = preferred
+        return usable, listed, None
+
+    # ---------------------------------------------------------------- tiers
+
+    def _tiers(self, outcomes: Sequence[_Outcome]) -> dict[str, TierRecord]:
+        all_grants = list({(g.index.url, g.index.sha256): g for o in outcomes if (g := o.grants)}.values())
+        m = self.card.manifest
+        bases: dict[str, frozenset[Atom]] = {name: frozenset() for name in IDENTITIES}
+        prev_scopes: dict[str, set[str]] = {name: set() for name in IDENTITIES}
+        out: dict[str, TierRecord] = {}
+        for level, tier in enumerate(TIERS, start=1):
+            members = [o for o in outcomes if _tier_level(o.access.necessity) <= level]
+            per_identity: dict[str, IdentityTier] = {}
+            for ident in IDENTITIES:
+                mine = [o for o in members if o.access.identity_used.name == ident]
+                problems = [TierProblem(o.key, o.grants, o.candidates) for o in mine if o.record.complete and o.grants]
+                incomplete = [o.access.id for o in members if not o.record.complete and _identity_bucket(o) == ident]
+                sol = solve_tier(problems, bases[ident], all_grants)
+                bases[ident] = sol.atoms
+                scopes = sorted({a.scope for a in sol.atoms if a.is_scope})
+                per_identity[ident] = IdentityTier(
+                    scopes=scopes,
+                    credentials=_credentials(sol.atoms),
+                    grants=[{"namespace": a.namespace, "scope": a.scope} for a in sorted(sol.atoms) if a.is_scope],
+                    accesses=[o.access.id for o in mine],
+                    incomplete_accesses=incomplete,
+                    added_scopes=sorted(set(scopes) - prev_scopes[ident]),
+                    blast_radius=sol.blast_radius,
+                    method=sol.method,
+                    combinations=sol.combinations,
+                )
+                prev_scopes[ident] = set(scopes)
+            acks = sorted(
+                {
+                    res.id
+                    for o in members
+                    if (op := m.operation(o.access.operation)) is not None
+                    and (res := m.resource(op.resource)) is not None
+                    and res.owner is ResourceOwner.THIRD_PARTY
+                }
+            )
+            confirmations = [o.access.id for o in members if o.access.confirmation_required]
+            out[tier] = TierRecord(per_identity, acks, confirmations)
+        return out
+
+
+def _identity_bucket(o: _Outcome) -> str:
+    # An access whose identity is unspecified cannot be placed; it makes both identities incomplete.
+    name = o.access.identity_used.name
+    return name if name in IDENTITIES else "END_USER"
+
+
+def _tier_level(n: AccessNecessity) -> int:
+    # UNSPECIFIED necessity is a validation error; counting it as REQUIRED never under-reports.
+    return int(n) if n else 1
+
+
+def _enum_name(v: Any) -> str:
+    return str(v.name)
+
+
+def _alt_label(alt: Alternative) -> str:
+    parts = alt.scopes or sorted({f"{a.scheme or a.namespace} ({a.type.value})" for a in alt.atoms})
+    return " + ".join(parts) if parts else "(anonymous)"
+
+
+def _credentials(atoms: Iterable[Atom]) -> list[dict[str, Any]]:
+    return [
+        {"scheme": a.scheme, "type": a.type.value, "namespace": a.namespace} for a in sorted(atoms) if not a.is_scope
+    ]
+
+
+def _descriptions(index: SpecIndex, alt: Alternative) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for t in alt.terms:
+        scheme = index.scheme_map.get(t.scheme)
+        if scheme is None:
+            continue
+        for s in t.scopes:
+            d = scheme.scope_description(s)
+            if d:
+                out[s] = d
+    return out
+
+
+def _term_json(index: SpecIndex, t: SchemeRequirement) -> dict[str, Any]:
+    scheme = index.scheme_map.get(t.scheme)
+    return {
+        "scheme": t.scheme,
+        "type": scheme.type.value if scheme is not None else SchemeType.UNKNOWN.value,
+        "scopes": list(t.scopes),
+    }
+
+
+def _requirements_json(index: SpecIndex, reqs: Any) -> list[list[dict[str, Any]]] | None:
+    if reqs is None:
+        return None
+    return [[_term_json(index, t) for t in alt] for alt in reqs]
+
+
+def _target_dict(found: Target) -> dict[str, Any]:
+    e = found.entry
+    kind = found.index.kind
+    out: dict[str, Any] = {
+        "kind": kind.value,
+        "key": e.key,
+        "operation_id": e.operation_id or None,
+        "method": e.method or None,
+        "path": (e.full_path or e.path) or None,
+        "tool": e.operation_id if kind is SpecKind.MCP else None,
+        "skill": e.operation_id if kind is SpecKind.A2A and e.operation_id else None,
+        "matched_by": found.matched_by,
+        "title": e.title or None,
+        "security_source": e.security_source or None,
+    }
+    if e.extra:
+        out["hints"] = dict(e.extra)
+    return out
