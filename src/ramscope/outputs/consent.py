@@ -83,13 +83,19 @@ def consent_data(report: Report, *, description: str = "", provider: str = "") -
     ordered = sorted(resources.values(), key=lambda r: (r["action"] != "grant", r["display_name"]))
     for r in ordered:
         r["permissions"] = sorted(r["permissions"].values(), key=lambda p: (_rank(p["necessity"]), p["scope"]))
+    names = {r["id"]: r["display_name"] for r in ordered}
     tiers: dict[str, Any] = {}
     for name in TIERS:
         t = report.tiers[name]
         tiers[name] = {
             ident: {"scopes": t.identities[ident].scopes, "added_scopes": t.identities[ident].added_scopes}
             for ident in IDENTITIES
-        } | {"acknowledgments": t.acknowledgments, "confirmations": t.confirmations, "complete": t.complete}
+        } | {
+            "acknowledgments": t.acknowledgments,
+            "acknowledgment_names": [names.get(x, x) for x in t.acknowledgments],
+            "confirmations": t.confirmations,
+            "complete": t.complete,
+        }
     return {
         "consent_version": CONSENT_VERSION,
         "agent": {
@@ -115,6 +121,11 @@ def _spec_summary(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 _NECESSITY_ORDER = {"REQUIRED": 0, "RECOMMENDED": 1, "OPTIONAL": 2}
+_WHOSE = {"END_USER": "you (on your behalf)", "AGENT": "the agent's own account"}
+
+
+def _whose(identities: list[str]) -> str:
+    return ", ".join(_WHOSE.get(i, i.lower()) for i in identities)
 
 
 def _rank(n: str) -> int:
@@ -155,11 +166,11 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         if spec.get("title"):
             lines += [f"Provider's name for it: {md(spec['title'])}", ""]
         if r["permissions"]:
-            lines += ["| Permission | What the provider says it allows | Needed | For |", "|---|---|---|---|"]
+            lines += ["| Permission | What the provider says it allows | Needed | Used by |", "|---|---|---|---|"]
             for p in r["permissions"]:
                 lines.append(
                     f"| `{md(p['scope'])}` | {md(p['description'] or '(no description)')} | "
-                    f"{md(p['necessity'].lower())} | {md(', '.join(p['identities']).lower())} |"
+                    f"{md(p['necessity'].lower())} | {md(_whose(p['identities']))} |"
                 )
             lines.append("")
         for c in r["credentials"]:
@@ -178,7 +189,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     lines += ["## Consent in steps", ""]
     for name, t in data["tiers"].items():
         added = t["END_USER"]["added_scopes"]
-        acks = ", ".join(md(x) for x in t["acknowledgments"]) or "none"
+        acks = ", ".join(md(x) for x in t["acknowledgment_names"]) or "none"
         lines.append(
             f"- **{name.lower()}**: you grant {', '.join(f'`{md(s)}`' for s in added) or 'nothing new'}; "
             f"acknowledge: {acks}"
@@ -238,12 +249,12 @@ def render_html(data: Mapping[str, Any]) -> str:
         if r["permissions"]:
             rows = "".join(
                 f"<tr><td><code>{h(p['scope'])}</code></td><td>{h(p['description'] or '(no description)')}</td>"
-                f"<td>{_tag(p['necessity'])}</td><td>{h(', '.join(p['identities']).lower())}</td></tr>"
+                f"<td>{_tag(p['necessity'])}</td><td>{h(_whose(p['identities']))}</td></tr>"
                 for p in r["permissions"]
             )
             parts.append(
                 "<table><thead><tr><th>Permission</th><th>What the provider says it allows</th><th>Needed</th>"
-                f"<th>For</th></tr></thead><tbody>{rows}</tbody></table>"
+                f"<th>Used by</th></tr></thead><tbody>{rows}</tbody></table>"
             )
         for c in r["credentials"]:
             parts.append(f"<p>Uses a credential: <code>{h(c['scheme'])}</code> ({h(c['type'])})</p>")
@@ -258,7 +269,7 @@ def render_html(data: Mapping[str, Any]) -> str:
     parts.append("<h2>Consent in steps</h2><ol>")
     for name, t in data["tiers"].items():
         added = ", ".join(f"<code>{h(s)}</code>" for s in t["END_USER"]["added_scopes"]) or "nothing new"
-        acks = ", ".join(h(x) for x in t["acknowledgments"]) or "none"
+        acks = ", ".join(h(x) for x in t["acknowledgment_names"]) or "none"
         parts.append(f"<li>{_tag(name)} you grant {added}; acknowledge: {acks}</li>")
     parts.append("</ol></body></html>")
     return "\n".join(parts) + "\n"
