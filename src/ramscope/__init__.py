@@ -17,6 +17,7 @@ from . import specs as _specs  # noqa: F401
 from ._version import __version__
 from .card import Card, CardShape, load_card
 from .config import Settings
+from .derive import Engine, derive
 from .diagnostics import Diagnostic, Rule, Severity, all_rules
 from .errors import (
     BlockedURLError,
@@ -45,6 +46,8 @@ from .manifest import (
     ResourceSpec,
     parse_manifest,
 )
+from .outputs.report import Report
+from .policy import Policy, load_policy
 from .specs import strict as _strict  # noqa: F401
 from .store import FetchedSpec, Origin, SpecStore
 from .validate import validate
@@ -57,6 +60,7 @@ __all__ = [
     "CardShape",
     "CassetteMissError",
     "Diagnostic",
+    "Engine",
     "FetchError",
     "FetchTimeoutError",
     "FetchedSpec",
@@ -68,8 +72,10 @@ __all__ = [
     "OfflineMissError",
     "Operation",
     "Origin",
+    "Policy",
     "PolicyError",
     "RamscopeError",
+    "Report",
     "Resource",
     "ResourceAccess",
     "ResourceAccessManifest",
@@ -83,7 +89,9 @@ __all__ = [
     "SpecTooLargeError",
     "__version__",
     "all_rules",
+    "derive",
     "load_card",
+    "load_policy",
     "parse_manifest",
     "validate",
 ]
