@@ -305,3 +305,22 @@ def test_batch_shares_specs_between_cards(spec_server: LocalHTTPServer, tmp_path
         reports = [engine.derive(c) for c in cards]
     assert all(r.accesses[0].scopes == [CAL + ".events"] for r in reports)
     assert spec_server.hits("/calendar.json") == 1
+
+
+def test_validate_specs_reports_into_the_spec(spec_server: LocalHTTPServer, tmp_path: Path) -> None:
+    """--validate-specs adds sandboxed strict-validation findings whose source is the spec URL."""
+    pytest.importorskip("openapi_spec_validator")
+    with LocalHTTPServer() as srv:
+        broken = {
+            "openapi": "3.0.3",
+            "info": {"title": "t"},  # no version: invalid
+            "paths": {"/x": {"get": {"operationId": "x", "security": [], "responses": {"200": {"description": "ok"}}}}},
+        }
+        srv.route("/broken.json", body=json.dumps(broken).encode())
+        settings = Settings(cache_dir=tmp_path / "c", allow_private_network=True, validate_specs=True)
+        with Engine(settings) as engine:
+            r = engine.derive({"resourceAccessManifest": card(srv, ("/broken.json", "", {"operation_id": "x"}, {}))})
+    found = [(d.code, src) for d, src in r.diagnostics if d.code.startswith("spec-validation")]
+    assert found
+    assert found[0] == ("spec-validation-failed", srv.url("/broken.json"))
+    assert r.accesses[0].complete  # validation informs; it does not change what is derived

@@ -145,6 +145,12 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         metavar="FILE",
         help="TOML policy: pin, exclude or prefer scopes (see README)",
     )
+    g.add_argument(
+        "--validate-specs",
+        action="store_true",
+        default=d(False),
+        help="also validate OpenAPI specs strictly, sandboxed (pip install 'ramscope[validate]')",
+    )
     g.add_argument("--no-progress", action="store_true", default=d(False), help="no progress bars")
     g.add_argument("-q", "--quiet", action="count", default=d(0), help="less output")
     g.add_argument("-v", "--verbose", action="count", default=d(0), help="more output")
@@ -430,6 +436,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         refresh=args.refresh,
         progress=not args.no_progress and sys.stderr.isatty() and args.quiet == 0,
         max_depth=args.max_depth,
+        validate_specs=args.validate_specs,
     )
 
 

@@ -45,3 +45,5 @@ class Settings:
     progress: bool = False
     #: How deep to follow A2A agents that carry their own manifest.
     max_depth: int = 3
+    #: Also validate OpenAPI specs strictly (sandboxed; needs the ``validate`` extra).
+    validate_specs: bool = False

@@ -85,6 +85,8 @@ class _Loaded:
     fetched: FetchedSpec | None = None
     error: RamscopeError | None = None
     resources: list[str] = field(default_factory=list)
+    #: Strict-validation findings (``--validate-specs``), pointing into the spec.
+    validation: tuple[Diagnostic, ...] = ()
 
 
 class Engine:
@@ -146,6 +148,11 @@ class Engine:
             loaded.index = load_index(url, self.store, kind_hint=kind)
         except (FetchError, SpecError) as exc:
             loaded.error = exc
+        if self.settings.validate_specs and loaded.index is not None and loaded.index.kind is SpecKind.OPENAPI:
+            from .specs.strict import validate_spec  # noqa: PLC0415 - opt-in, and slow to import
+
+            assert loaded.fetched is not None
+            loaded.validation = validate_spec(loaded.fetched)
         self._loaded[key] = loaded
         return loaded
 
@@ -248,6 +255,8 @@ class _CardRun:
         for key, resources in seen.items():
             loaded = self.engine._loaded[key]
             f, idx, err = loaded.fetched, loaded.index, loaded.error
+            # Strict-validation findings point into the spec: their source is its URL.
+            self.diags.extend((d, key[0]) for d in loaded.validation)
             if f is not None:
                 # How the spec was obtained (plain http, a corrupt cache entry, a stale copy used
                 # offline) concerns every access through it: said once, at the card's spec_url.

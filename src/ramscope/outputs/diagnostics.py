@@ -11,7 +11,7 @@ from .._version import __version__
 from ..card import Card
 from ..diagnostics import Diagnostic, Severity, all_rules, count_by_severity
 
-__all__ = ["CardDiagnostics", "render_json", "render_sarif", "render_text", "summary_line"]
+__all__ = ["CardDiagnostics", "render_json", "render_sarif", "render_text", "rules_markdown", "summary_line"]
 
 INFORMATION_URI = "https://github.com/a2aproject/A2A/issues/1426"
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -135,3 +135,10 @@ def render_sarif(results: Sequence[CardDiagnostics]) -> dict[str, Any]:
             }
         ],
     }
+
+
+def rules_markdown() -> str:
+    """The table of every diagnostic rule, as the README shows it (a test keeps the two equal)."""
+    lines = ["| code | severity | stage | meaning |", "| --- | --- | --- | --- |"]
+    lines += [f"| `{r.code}` | {r.severity.value} | {r.stage} | {r.summary} |" for r in all_rules()]
+    return "\n".join(lines) + "\n"
