@@ -63,8 +63,6 @@ def write_card(tmp_path: Path) -> Callable[..., Path]:
     return write
 
 
-
-
 class NonLoopbackConnectError(AssertionError):
     """A test tried to reach an address other than loopback."""
 

@@ -1,4 +1,4 @@
-"""The event-stream decoder: the framings real MCP servers use, the standard's corner cases, and a round-trip property."""
+"""The event-stream decoder: real MCP servers' framings, the standard's corner cases, a round-trip property."""
 
 from __future__ import annotations
 
