@@ -34,7 +34,9 @@ from tests.support.httpserver import LocalHTTPServer
 
 MakeSettings = Callable[..., Settings]
 
-_NODE_NOT_INITIALIZED = b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}'
+_NODE_NOT_INITIALIZED = (
+    b'{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}'
+)
 
 
 def _mcp_server(**kwargs: Any) -> MCPServer:

@@ -202,12 +202,19 @@ def as_metadata_urls(issuer: str) -> list[str]:
 
 
 def _matches(msg: Any, req_id: int) -> bool:
-    return (
-        isinstance(msg, dict)
-        and ("result" in msg or "error" in msg)
-        and (msg.get("id") == req_id or msg.get("id") == str(req_id))
-        and not isinstance(msg.get("id"), bool)
-    )
+    """The response to ``req_id``: a result or error with our id (echoed as a string by some servers).
+
+    An error with a null id answers a request whose id the server could not read
+    (JSON-RPC 2.0 5): on a POST carrying one request, that is ours.
+    """
+    if not isinstance(msg, dict) or "method" in msg:
+        return False
+    rid = msg.get("id")
+    if "error" in msg and rid is None:
+        return True
+    if isinstance(rid, bool) or rid not in (req_id, str(req_id)):
+        return False
+    return "result" in msg or "error" in msg
 
 
 def _find_response(doc: Any, req_id: int) -> dict[str, Any] | None:
