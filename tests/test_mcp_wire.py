@@ -173,3 +173,35 @@ def test_a_conversation_the_cassette_lacks_is_a_miss_not_a_guess(make_settings: 
         pytest.raises(CassetteMissError, match="MCP server/discover: no recorded exchange for POST"),
     ):
         store.get("https://other.example.com/mcp", kind_hint=SpecKind.MCP)
+
+
+def test_readme_maps_lookup_weather_from_the_synthesized_cassette(tmp_path: Path) -> None:
+    """The README's Maps Grounding Lite access (synthesized from Google's docs): lookup_weather is unverified and
+    needs an API key (usable by an AGENT identity), with the evidence in the scheme's description."""
+    from ramscope import IdentityType, load_card
+    from ramscope.specs import load_index
+
+    repo = Path(__file__).resolve().parent.parent
+    card = load_card(repo / "examples" / "travel-agent.card.json")
+    manifest = card.manifest
+    access = next(a for a in manifest.resource_accesses if a.id == "lookup-weather-for-destination-country")
+    assert access.identity_used is IdentityType.AGENT
+    operation = manifest.operation(access.operation)
+    assert operation is not None
+    resource = manifest.resource(operation.resource)
+    assert resource is not None
+    settings = Settings(cache_dir=tmp_path / "c", cassette=repo / "cassettes" / "travel-agent.yaml", offline=True)
+    with SpecStore(settings) as store:
+        spec = store.get(resource.spec_url, kind_hint=SpecKind.MCP)
+        index = load_index(resource.spec_url, store, kind_hint=SpecKind.MCP)
+    assert spec.provenance["synthesized"] is True
+    got = resolve(resource, operation, index)
+    assert isinstance(got, Target)
+    assert (got.matched_by, got.entry.operation_id) == ("tool_name_unverified", "lookup_weather")
+    assert got.entry.requirements == ((SchemeRequirement(API_KEY_SCHEME),),)
+    assert [d.code for d in got.diagnostics] == ["mcp-tool-unverified", "mcp-credential-inferred"]
+    assert got.diagnostics[0].path == "/resourceAccessManifest/resources/2/spec/resource_path"
+    scheme = index.scheme_map[API_KEY_SCHEME]
+    assert scheme.type is SchemeType.API_KEY
+    assert "HTTP 403 at initialize" in scheme.description
+    assert "The request is missing a valid API key." in scheme.description
