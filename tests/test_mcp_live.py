@@ -231,6 +231,9 @@ def test_unknown_tool_is_unresolved_with_suggestions(sse_server: ASGIServer, mak
     assert not isinstance(got, Target)
     assert got.reason == "operation-not-found"
     assert got.suggestions[0] == "lookup_weather"
+    (diag,) = got.diagnostics
+    assert diag.hint is not None
+    assert "declaring no client capabilities" in diag.hint
 
 
 def test_handshake_fallback_over_sse(sse_server: ASGIServer, make_settings: MakeSettings) -> None:

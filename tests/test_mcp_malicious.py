@@ -298,8 +298,7 @@ def _cassette_with_challenge(tmp_path: Path, resource_metadata: str) -> Path:
 def test_resource_metadata_pointing_inward_is_refused_and_recorded(
     tmp_path: Path, make_settings: MakeSettings, target: str, code: str
 ) -> None:
-    """A challenge's resource_metadata aimed at the metadata service, loopback or a file is refused by the guard;
-    the refusal is recorded and the well-known URLs are tried instead."""
+    """resource_metadata aimed at the metadata service, loopback or a file: refused, recorded, next URL tried."""
     path = _cassette_with_challenge(tmp_path, target)
     with SpecStore(make_settings(cassette=path, allow_private_network=False)) as store:
         spec = store.get("https://hostile.example.com/mcp", kind_hint=SpecKind.MCP)

@@ -107,8 +107,7 @@ def test_three_pages_of_tools(make_settings: MakeSettings) -> None:
 
 
 def test_per_tool_security_schemes(make_settings: MakeSettings) -> None:
-    """Tool-level schemes (on the tool or in _meta) override the server's PRM scopes; noauth is an empty
-    alternative; conflicting and unreadable declarations are reported."""
+    """Tool-level schemes (on the tool or in _meta) override the server's; noauth is an anonymous alternative."""
     capture, index = _replay(make_settings, "mcp-tool-security.yaml", "https://docs.example.com/mcp")
     oauth = OAUTH_SCHEME
 
@@ -176,8 +175,7 @@ def test_a_conversation_the_cassette_lacks_is_a_miss_not_a_guess(make_settings: 
 
 
 def test_readme_maps_lookup_weather_from_the_synthesized_cassette(tmp_path: Path) -> None:
-    """The README's Maps Grounding Lite access (synthesized from Google's docs): lookup_weather is unverified and
-    needs an API key (usable by an AGENT identity), with the evidence in the scheme's description."""
+    """README's Maps access (synthesized from Google's docs): lookup_weather, unverified, needs an API key."""
     from ramscope import IdentityType, load_card
     from ramscope.specs import load_index
 

@@ -266,7 +266,15 @@ def _resolve_tool(resource: Resource, operation: Operation, index: SpecIndex) ->
         return _target(index, entry, "tool_name_unverified", [note], spec_ptr)
     names = [e.operation_id for e in index.operations]
     suggestions = tuple(_closest(name, names, 3))
-    return _not_found(index, f"tool {name!r}", suggestions, ptr, spec_ptr, [])
+    # Servers may list more tools to clients that declare capabilities; ramscope declares none.
+    declared = index.extra.get("client_capabilities")
+    hint = (
+        "ramscope lists tools declaring no client capabilities; a server may offer more tools to clients "
+        "that declare sampling, elicitation or roots"
+        if not declared
+        else None
+    )
+    return _not_found(index, f"tool {name!r}", suggestions, ptr, spec_ptr, [], hint=hint)
 
 
 def _resolve_skill(resource: Resource, operation: Operation, index: SpecIndex) -> Target | Unresolved:
@@ -373,11 +381,13 @@ def _not_found(
     ptr: str,
     spec_ptr: str,
     notes: Sequence[Diagnostic],
+    *,
+    hint: str | None = None,
 ) -> Unresolved:
     message = f"{what} is not an operation of {index.url}"
     if suggestions:
         message += f"; nearest: {'; '.join(suggestions)}"
-    diag = OPERATION_NOT_FOUND(ptr, message, data={"suggestions": list(suggestions)})
+    diag = OPERATION_NOT_FOUND(ptr, message, hint=hint, data={"suggestions": list(suggestions)})
     related = _repoint(index, relevant_diagnostics(index, None), spec_ptr)
     return Unresolved("operation-not-found", message, suggestions, (*notes, diag, *related))
 
