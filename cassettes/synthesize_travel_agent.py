@@ -1,7 +1,8 @@
 """Build cassettes/travel-agent.yaml, the cassette the README example replays.
 
-Nothing in it was recorded from the network: each interaction is *synthesized*
-from a copy of the document that a package ships, and says which one. Run::
+Nothing in it was recorded from the network: each interaction is *synthesized*,
+from a copy of a document that a package ships or from published documentation,
+and says which. Run::
 
     pip install google-api-python-client
     python cassettes/synthesize_travel_agent.py
@@ -12,10 +13,31 @@ What it holds, and what it does not:
   Calendar v3 Discovery document as shipped in google-api-python-client's
   ``discovery_cache`` (the same document Google serves at that URL, at the
   revision the package was built with).
-* The OpenHolidays Swagger document is not included: no installable package
-  ships a copy, and ramscope does not invent specs.
-* The Maps Grounding Lite MCP server is not included: its "spec" is a JSON-RPC
-  conversation, which the MCP adapter records once it exists.
+* The OpenHolidays Swagger document is not included here: no installable
+  package ships a copy, and ramscope does not invent specs (its entry goes in
+  :func:`add_openholidays`).
+* POST https://mapstools.googleapis.com/mcp and its protected-resource metadata
+  URLs: the unauthenticated MCP conversation with Google's Maps Grounding Lite
+  server, which cannot be recorded from here. It is reconstructed from what
+  Google publishes, and nothing more than the conversation mechanically needs:
+
+  - "Authenticate to Google and Google Cloud MCP servers"
+    (docs.cloud.google.com/mcp/authenticate-mcp): Google's remote MCP servers
+    implement the MCP authorization spec, and "services that don't use IAM,
+    like Google Maps, do accept API keys";
+  - Maps Grounding Lite is called with an ``X-Goog-Api-Key`` header in
+    Google's examples; the documented tools of mapstools.googleapis.com include
+    ``search_places``, ``lookup_weather`` and ``compute_routes``.
+
+  So the server is synthesized as an API-key server that demands a credential
+  before it lists anything: every POST (``server/discover``, then the
+  ``initialize`` fallback) answers HTTP 403 with Google's standard error body
+  for a missing key, and both protected-resource metadata URLs answer 404 (it
+  publishes no OAuth metadata for key callers). The tool list itself is not
+  synthesized: ramscope then reports ``lookup_weather`` as unverified, with the
+  server-wide requirement, an API key, which an AGENT identity can use. The
+  request bodies are ramscope's own deterministic requests (``clientInfo``
+  left out: cassette matching ignores it).
 """
 
 from __future__ import annotations
@@ -24,11 +46,28 @@ import argparse
 import importlib.metadata
 import importlib.util
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from ramscope.store import Cassette
+import orjson
+
+from ramscope.store import Cassette, Interaction
+from ramscope.store.mcp import initialize_request, prm_urls, server_discover_request
 
 CALENDAR_URL = "https://www.googleapis.com/discovery/v1/apis/calendar/v3/rest"
+MAPS_MCP_URL = "https://mapstools.googleapis.com/mcp"
+MAPS_SOURCE = (
+    "Google Cloud documentation, 'Authenticate to Google and Google Cloud MCP servers' "
+    "(docs.cloud.google.com/mcp/authenticate-mcp): Google's remote MCP servers implement the MCP authorization "
+    "spec, and services that don't use IAM, like Google Maps, accept API keys; Google's Maps Grounding Lite "
+    "examples send an X-Goog-Api-Key header; documented tools of mapstools.googleapis.com include search_places, "
+    "lookup_weather, compute_routes"
+)
+#: Google's standard error body for a request without an API key.
+GOOGLE_MISSING_KEY = {
+    "error": {"code": 403, "message": "The request is missing a valid API key.", "status": "PERMISSION_DENIED"}
+}
 HERE = Path(__file__).resolve().parent
 
 
@@ -39,6 +78,57 @@ def _packaged_calendar_doc() -> tuple[Path, str]:
     doc = Path(next(iter(spec.submodule_search_locations))) / "discovery_cache" / "documents" / "calendar.v3.json"
     version = importlib.metadata.version("google-api-python-client")
     return doc, version
+
+
+def _without_client_info(body: dict[str, Any]) -> bytes:
+    """The request as ramscope sends it, minus its own version (cassette matching ignores clientInfo)."""
+    params = dict(body.get("params") or {})
+    params.pop("clientInfo", None)
+    if isinstance(params.get("_meta"), dict):
+        params["_meta"] = {k: v for k, v in params["_meta"].items() if k != "io.modelcontextprotocol/clientInfo"}
+    return orjson.dumps({**body, "params": params})
+
+
+def add_maps_grounding_lite(cassette: Cassette) -> None:
+    """The unauthenticated conversation with Maps Grounding Lite, reconstructed from Google's documentation."""
+    now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    denied = orjson.dumps(GOOGLE_MISSING_KEY)
+    for request, step in ((server_discover_request(), "server/discover"), (initialize_request(), "initialize")):
+        cassette.append(
+            Interaction(
+                method="POST",
+                uri=MAPS_MCP_URL,
+                request_body=_without_client_info(request),
+                status=403,
+                reason="Forbidden",
+                request_headers=(("accept", "application/json, text/event-stream"),),
+                response_headers=(("content-type", "application/json"),),
+                body=denied,
+                recorded_at=now,
+                synthesized=True,
+                source=MAPS_SOURCE,
+                extra={"note": f"{step} without an API key: Google's standard 403 for a missing key"},
+            )
+        )
+    for url in prm_urls(MAPS_MCP_URL):
+        cassette.append(
+            Interaction(
+                method="GET",
+                uri=url,
+                request_body=None,
+                status=404,
+                reason="Not Found",
+                body=b"",
+                recorded_at=now,
+                synthesized=True,
+                source=MAPS_SOURCE,
+                extra={"note": "no OAuth protected-resource metadata for API-key callers"},
+            )
+        )
+
+
+def add_openholidays(cassette: Cassette) -> None:
+    """The OpenHolidays Swagger document: not shipped by any package; its synthesized entry goes here."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,8 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     cassette = Cassette(
         args.out,
         meta={
-            "note": "Synthesized for the README example from documents shipped in packages; nothing here was "
-            "recorded from the network. Regenerate with: python cassettes/synthesize_travel_agent.py",
+            "note": "Synthesized for the README example from documents shipped in packages and from published "
+            "documentation; nothing here was recorded from the network. Regenerate with: "
+            "python cassettes/synthesize_travel_agent.py",
         },
     )
     cassette.add_synthesized(
@@ -65,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         source=f"google-api-python-client {version}: googleapiclient/discovery_cache/documents/calendar.v3.json",
         note="the Discovery document Google serves at this URL, at the revision the package shipped",
     )
+    add_openholidays(cassette)
+    add_maps_grounding_lite(cassette)
     cassette.save()
     print(f"wrote {args.out}")
     return 0

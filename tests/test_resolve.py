@@ -163,11 +163,14 @@ def test_spec_url_override() -> None:
     )
 
 
-def test_other_kinds_are_not_resolved_yet(index: SpecIndex) -> None:
-    """MCP and A2A indexes give unsupported-spec until their resolvers exist."""
-    got = resolve(*rest_operation("x"), replace(index, kind=SpecKind.MCP))
+def test_rest_resolution_does_not_apply_to_mcp_indexes(index: SpecIndex) -> None:
+    """An MCP index resolves by tool name (resource_path), not by REST operation ids."""
+    got = resolve(*rest_operation("getPublicHolidays"), replace(index, kind=SpecKind.MCP))
+    assert isinstance(got, Target)  # operation_id stands in as the tool name when resource_path is empty
+    assert got.matched_by == "tool_name"
+    got = resolve(*rest_operation("", "GET", "/PublicHolidays"), replace(index, kind=SpecKind.MCP))
     assert isinstance(got, Unresolved)
-    assert got.reason == "unsupported-spec"
+    assert got.reason == "operation-not-found"
 
 
 @pytest.mark.parametrize(

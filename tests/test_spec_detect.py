@@ -51,11 +51,13 @@ def test_unsupported_specs_say_what_they_are(body: bytes, media_type: str | None
     assert words in str(err.value)
 
 
-def test_build_index_with_unregistered_kind_hint() -> None:
-    """A kind hint with no adapter yet (MCP, A2A) is an unsupported spec, not a crash."""
-    assert SpecKind.MCP not in ADAPTERS
-    with pytest.raises(SpecError, match="no adapter for mcp"):
+def test_mcp_kind_hint_needs_a_capture() -> None:
+    """The MCP adapter reads ramscope's own capture; a bare tools/list result is not one."""
+    assert SpecKind.MCP in ADAPTERS
+    with pytest.raises(SpecError, match="expected a mcp document"):
         build_index(make_spec({"tools": []}), kind_hint=SpecKind.MCP)
+    with pytest.raises(SpecError, match="format 'ramscope-mcp-capture/9'"):
+        build_index(make_spec({"format": "ramscope-mcp-capture/9", "tools": []}), kind_hint=SpecKind.MCP)
 
 
 def test_build_index_kind_hint_must_match_content() -> None:

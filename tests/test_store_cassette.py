@@ -135,6 +135,17 @@ def test_body_digest_ignores_client_info_and_key_order() -> None:
     assert body_digest(None) == ""
 
 
+def test_body_digest_ignores_the_stateless_protocols_client_info() -> None:
+    """MCP 2026-07-28 carries clientInfo in params._meta; it is left out too, the rest of _meta is not."""
+    key = "io.modelcontextprotocol/clientInfo"
+    caps = "io.modelcontextprotocol/clientCapabilities"
+    a = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {key: {"v": "1"}, caps: {}}}}
+    b = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {caps: {}}}}
+    c = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {caps: {"roots": {}}}}}
+    assert body_digest(a) == body_digest(b)
+    assert body_digest(a) != body_digest(c)
+
+
 def test_match_keys_normalise_urls() -> None:
     """Host case, default ports, an empty path and fragments do not stop a recorded exchange from matching."""
     c = Cassette(Path("unused.yaml"))

@@ -127,13 +127,14 @@ def test_fetcher_exchanges_obey_offline_mode(make_settings: MakeSettings) -> Non
         store.get("https://mcp.example.com/mcp", kind_hint=SpecKind.MCP)
 
 
-def test_a2a_without_a_fetcher_is_a_plain_get(server: LocalHTTPServer, make_settings: MakeSettings) -> None:
-    """Until the A2A adapter plugs in, an agent card URL is fetched as a document."""
+def test_a2a_card_url_is_one_get(server: LocalHTTPServer, make_settings: MakeSettings) -> None:
+    """An agent card URL ending in .json is fetched with one GET and kept as served (the adapter judges it)."""
     server.route("/.well-known/agent-card.json", body=b'{"name": "agent"}')
     with SpecStore(make_settings()) as store:
         spec = store.get(server.url("/.well-known/agent-card.json"), kind_hint=SpecKind.A2A)
     assert spec.body == b'{"name": "agent"}'
     assert spec.provenance["kind_hint"] == "a2a"
+    assert server.hits("/.well-known/agent-card.json") == 1
 
 
 def test_the_registry_refuses_silent_replacement(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -112,7 +112,7 @@ def test_any_failure_exits_3_and_says_what_failed(
     )
     assert code == EXIT_INCOMPLETE
     assert "fetch-failed: HTTP 404" in out
-    assert "fetch-failed: an MCP server's spec" in out
+    assert "fetch-failed: MCP initialize: HTTP 404" in out
     assert "2 of 3 specs could not be fetched" in err
     assert "Traceback" not in err
 

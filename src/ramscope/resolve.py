@@ -9,6 +9,16 @@ For REST specs (OpenAPI, Google Discovery) the order is:
    trailing slash ignored, and with or without the spec's base path (server URL
    path, ``basePath``, ``servicePath``).
 
+For an MCP server the resource's ``resource_path`` is the tool name, matched
+exactly (``matched_by="tool_name"``). A server that lists tools only to
+authenticated clients cannot confirm the name: the result is then an
+unverified stand-in carrying the server-wide requirement
+(``matched_by="tool_name_unverified"``, with a warning), so the credential is
+still reported. For an A2A agent an empty ``resource_path`` means the agent as
+a whole (``matched_by="agent_card"``), else it names a skill by id (or, with a
+warning, by its exact name; ``matched_by="skill"``). Both fall back to
+``api_operation_spec.operation_id`` when ``resource_path`` is empty.
+
 Nothing is guessed: no match gives :class:`Unresolved` with the three nearest
 operations as suggestions, several matches give an ambiguity listing them. The
 spec's own findings that bear on the operation (undeclared security, an
@@ -27,6 +37,8 @@ from .diagnostics import Diagnostic, Severity, rule
 from .errors import FetchError, RamscopeError, SpecError
 from .manifest import Operation, Resource
 from .specs import SpecIndex, SpecKind, normalize_path, relevant_diagnostics
+from .specs.a2a import CARD_KEY
+from .specs.mcp import server_requirements
 from .specs.model import OperationEntry
 
 __all__ = ["Target", "Unresolved", "resolve", "spec_url_for", "unresolved_for_error"]
@@ -61,6 +73,19 @@ UNSUPPORTED_SPEC = rule(
 )
 SPEC_UNAVAILABLE = rule("spec-unavailable", Severity.ERROR, "The spec could not be obtained.", stage=_S)
 SPEC_INVALID = rule("spec-invalid", Severity.ERROR, "The spec was obtained but cannot be read.", stage=_S)
+MCP_TOOL_UNVERIFIED = rule(
+    "mcp-tool-unverified",
+    Severity.WARNING,
+    "The MCP server lists its tools only to authenticated clients, so the tool name could not be verified; "
+    "the server-wide requirement applies.",
+    stage=_S,
+)
+SKILL_MATCHED_BY_NAME = rule(
+    "skill-matched-by-name",
+    Severity.WARNING,
+    "The resource path names an A2A skill by its display name rather than its id.",
+    stage=_S,
+)
 
 _URL_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
 _REST_KINDS = frozenset({SpecKind.OPENAPI, SpecKind.DISCOVERY})
@@ -70,7 +95,8 @@ _REST_KINDS = frozenset({SpecKind.OPENAPI, SpecKind.DISCOVERY})
 class Target:
     index: SpecIndex
     entry: OperationEntry
-    matched_by: str  # "operation_id" | "path_method" (later also "tool_name" | "agent_card" | "skill")
+    #: "operation_id" | "path_method" | "tool_name" | "tool_name_unverified" | "agent_card" | "skill"
+    matched_by: str
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
@@ -117,8 +143,12 @@ def unresolved_for_error(error: RamscopeError, resource: Resource, operation: Op
 def resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Target | Unresolved:
     """The operation of ``index`` that ``operation`` (of ``resource``) names, or why there is none."""
     op_ptr = operation.loc.pointer
+    if index.kind is SpecKind.MCP:
+        return _resolve_tool(resource, operation, index)
+    if index.kind is SpecKind.A2A:
+        return _resolve_skill(resource, operation, index)
     if index.kind not in _REST_KINDS:
-        message = f"resolving operations in {index.kind.value} specs is not implemented yet ({index.url})"
+        message = f"resolving operations in {index.kind.value} specs is not implemented ({index.url})"
         return Unresolved("unsupported-spec", message, diagnostics=(UNSUPPORTED_SPEC(op_ptr, message),))
     spec_ptr = _spec_pointer(resource, operation)
     aos = operation.api_operation_spec
@@ -192,6 +222,94 @@ def resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Targe
     )
 
 
+# --------------------------------------------------------------------------- MCP tools and A2A skills
+
+
+def _selector(resource: Resource, operation: Operation) -> tuple[str, str]:
+    """The name a tool or skill is selected by, and where the card says it: resource_path, else operation_id."""
+    if resource.resource_path:
+        ptr = resource.spec.loc.of("resource_path") if resource.spec is not None else resource.loc.pointer
+        return resource.resource_path, ptr
+    aos = operation.api_operation_spec
+    if aos is not None and aos.operation_id:
+        return aos.operation_id, aos.loc.of("operation_id")
+    return "", resource.spec.loc.of("resource_path") if resource.spec is not None else operation.loc.pointer
+
+
+def _resolve_tool(resource: Resource, operation: Operation, index: SpecIndex) -> Target | Unresolved:
+    spec_ptr = _spec_pointer(resource, operation)
+    name, ptr = _selector(resource, operation)
+    if not name.strip():
+        message = "an MCP resource names its tool in resource_path, and it is empty"
+        tools = tuple(e.operation_id for e in index.operations)[:3]
+        return Unresolved(
+            "no-selector", message, tools, (NO_SELECTOR(ptr, message, data={"suggestions": list(tools)}),)
+        )
+    hits = index.by_operation_id.get(name) or index.by_operation_id.get(name.strip(), [])
+    if hits:
+        return _target(index, hits[0], "tool_name", [], spec_ptr)
+    if index.extra.get("tools_listed") is False:
+        entry = OperationEntry(
+            key=name,
+            operation_id=name,
+            requirements=server_requirements(index),
+            security_source="server",
+            extra={"verified": False},
+        )
+        note = MCP_TOOL_UNVERIFIED(
+            ptr,
+            f"{index.url} lists its tools only to authenticated clients, so tool {name!r} could not be verified; "
+            "the server-wide requirement applies",
+            hint="check the tool name against the server's documentation",
+            data={"tool": name, "spec_url": index.url},
+        )
+        return _target(index, entry, "tool_name_unverified", [note], spec_ptr)
+    names = [e.operation_id for e in index.operations]
+    suggestions = tuple(_closest(name, names, 3))
+    # Servers may list more tools to clients that declare capabilities; ramscope declares none.
+    declared = index.extra.get("client_capabilities")
+    hint = (
+        "ramscope lists tools declaring no client capabilities; a server may offer more tools to clients "
+        "that declare sampling, elicitation or roots"
+        if not declared
+        else None
+    )
+    return _not_found(index, f"tool {name!r}", suggestions, ptr, spec_ptr, [], hint=hint)
+
+
+def _resolve_skill(resource: Resource, operation: Operation, index: SpecIndex) -> Target | Unresolved:
+    spec_ptr = _spec_pointer(resource, operation)
+    name, ptr = _selector(resource, operation)
+    if not name.strip():
+        card = index.operation(CARD_KEY)
+        if card is None:  # pragma: no cover - every A2A index has its card entry
+            message = f"{index.url} has no entry for the agent as a whole"
+            return Unresolved("operation-not-found", message, diagnostics=(OPERATION_NOT_FOUND(ptr, message),))
+        return _target(index, card, "agent_card", [], spec_ptr)
+    skills = [e for e in index.operations if e.key != CARD_KEY]
+    for wanted in dict.fromkeys((name, name.strip())):
+        hits = [e for e in skills if e.operation_id == wanted]
+        if hits:
+            return _target(index, hits[0], "skill", [], spec_ptr)
+    by_name = [e for e in skills if e.title and e.title in (name, name.strip())]
+    if len(by_name) == 1:
+        entry = by_name[0]
+        note = SKILL_MATCHED_BY_NAME(
+            ptr,
+            f"{name!r} is the name of skill {entry.operation_id!r} of {index.url}, not its id",
+            hint=f"name the skill by its id: {entry.operation_id!r}",
+            data={"skill": entry.operation_id},
+        )
+        return _target(index, entry, "skill", [note], spec_ptr)
+    if len(by_name) > 1:
+        return _ambiguous(index, by_name, f"skill name {name!r}", ptr, spec_ptr)
+    ids = {e.operation_id: e for e in skills}
+    titled = {e.title: e for e in skills if e.title}
+    found = _closest(name, list(ids), 3) + [titled[t].operation_id for t in _closest(name, list(titled), 3)]
+    suggestions = tuple(f"{i} ({ids[i].title})" if ids[i].title else i for i in dict.fromkeys(found))[:3]
+    return _not_found(index, f"skill {name!r}", suggestions, ptr, spec_ptr, [])
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -208,6 +326,8 @@ def _request_path(resource_path: str) -> str:
 
 
 def _label(e: OperationEntry) -> str:
+    if not e.method:  # an MCP tool or an A2A skill
+        return f"{e.operation_id} ({e.title})" if e.title and e.title != e.operation_id else e.operation_id
     where = f"{e.method} {e.full_path or e.path}"
     return f"{e.operation_id} ({where})" if e.operation_id else where
 
@@ -261,11 +381,13 @@ def _not_found(
     ptr: str,
     spec_ptr: str,
     notes: Sequence[Diagnostic],
+    *,
+    hint: str | None = None,
 ) -> Unresolved:
     message = f"{what} is not an operation of {index.url}"
     if suggestions:
         message += f"; nearest: {'; '.join(suggestions)}"
-    diag = OPERATION_NOT_FOUND(ptr, message, data={"suggestions": list(suggestions)})
+    diag = OPERATION_NOT_FOUND(ptr, message, hint=hint, data={"suggestions": list(suggestions)})
     related = _repoint(index, relevant_diagnostics(index, None), spec_ptr)
     return Unresolved("operation-not-found", message, suggestions, (*notes, diag, *related))
 

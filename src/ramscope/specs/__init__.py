@@ -6,9 +6,11 @@
     index = build_index(fetched, load_ref=store_loader)   # one pass, no full validation
     index = load_index(url, store)                        # cached by the body's SHA-256
 
-Adding a spec kind (MCP, A2A) means one module with an :class:`Adapter` and one
-entry in :data:`ADAPTERS`; detection asks each adapter in turn to ``sniff`` the
-parsed document. Raw spec dicts never leave this package.
+Adding a spec kind means one module with an :class:`Adapter` and one entry in
+:data:`ADAPTERS`; detection asks each adapter in turn to ``sniff`` the parsed
+document. MCP "specs" are ramscope's captures of a server conversation
+(:mod:`ramscope.specs.mcp`), A2A specs are agent cards (:mod:`ramscope.specs.a2a`).
+Raw spec dicts never leave this package.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from ..diagnostics import Diagnostic
 from ..errors import SpecError
 from ..store.model import FetchedSpec
 from ._doc import describe_document, parse_spec_body
+from .a2a import A2AAdapter
 from .cache import INDEX_NAMESPACE, SpecSource, index_cache_key, load_index
 from .discovery import DiscoveryAdapter
+from .mcp import MCPAdapter
 from .model import (
     INDEX_FORMAT_VERSION,
     FlowKind,
@@ -91,7 +95,13 @@ class Adapter(Protocol):
 ADAPTERS: dict[SpecKind, Adapter] = {
     SpecKind.OPENAPI: OpenAPIAdapter(),
     SpecKind.DISCOVERY: DiscoveryAdapter(),
+    SpecKind.MCP: MCPAdapter(),
+    SpecKind.A2A: A2AAdapter(),
 }
+
+#: Requirement sources that mean "inherited from the spec as a whole" (OpenAPI root security,
+#: an MCP server's authorization, an A2A card's requirements): root-level findings bear on them.
+_INHERITED = frozenset({"root", "server", "card"})
 
 
 def _detect(doc: Any, source: str) -> tuple[SpecKind, str]:
@@ -197,7 +207,7 @@ def relevant_diagnostics(index: SpecIndex, entry: OperationEntry | None) -> tupl
     for d in index.diagnostics:
         data = d.data
         affects = data.get("affects")
-        if affects == "all" or (affects == "root-security" and entry.security_source == "root"):
+        if affects == "all" or (affects == "root-security" and entry.security_source in _INHERITED):
             out.append(d)
         elif "scheme" in data:
             scheme = data["scheme"]

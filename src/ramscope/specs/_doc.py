@@ -10,7 +10,8 @@ Index diagnostics carry, in ``data``, which operations they concern, so the
 resolver can hand each access only the findings that bear on it:
 
 * ``{"affects": "all"}``: every operation (e.g. security undeclared);
-* ``{"affects": "root-security"}``: the operations inheriting the root ``security``;
+* ``{"affects": "root-security"}``: the operations inheriting the spec-wide requirements (OpenAPI root
+  ``security``, an MCP server's authorization, an A2A card's requirements);
 * ``{"scheme": NAME}``: the operations whose requirements name that scheme;
 * ``{"skipped_path": PATH}``: operations that are missing from the index;
 * otherwise the diagnostic's ``path`` lies under the operation's ``pointer``.

@@ -13,15 +13,20 @@ reached through one :class:`SpecStore` per run::
 Modules: ``guard`` (which URLs and addresses may be fetched), ``http`` (pinned
 connections, deadlines, bounded bodies), ``cache`` (diskcache without pickle),
 ``cassette`` (VCR-layout record/replay), ``fetchers`` (the plug-in point for
-MCP and A2A), ``store`` (the facade), ``plan`` (which specs a card needs).
+protocol fetchers), ``mcp`` (an MCP server's tools/list and authorization,
+captured), ``a2a`` (a remote agent card, with the well-known fallbacks),
+``store`` (the facade), ``plan`` (which specs a card needs).
 """
 
+from ..specs.model import SpecKind
+from .a2a import fetch_a2a
 from .cache import CACHE_ENTRY_CORRUPT, SpecCache
 from .cassette import Cassette, Interaction, ReplayTransport
 from .fetchers import FetchContext, Fetcher, FetcherResult, register_fetcher, registered_fetchers
 from .guard import AddressPolicy, CheckedURL, address_refusal, check_url, parse_numeric_host
 from .http import Connector, GuardedTransport, Resolver, SystemResolver, connect_socket
 from .keys import body_digest, exchange_key
+from .mcp import fetch_mcp
 from .model import Exchange, FetchedSpec, Origin
 from .plan import FetchOutcome, SpecRef, fetch_refs, kind_for_protocol, spec_refs
 from .store import INSECURE_FETCH, MAX_REDIRECTS, STALE_SPEC, USER_AGENT, Clock, SpecStore
@@ -57,6 +62,8 @@ __all__ = [
     "check_url",
     "connect_socket",
     "exchange_key",
+    "fetch_a2a",
+    "fetch_mcp",
     "fetch_refs",
     "kind_for_protocol",
     "parse_numeric_host",
@@ -64,3 +71,8 @@ __all__ = [
     "registered_fetchers",
     "spec_refs",
 ]
+
+# The protocol fetchers plug in through the registry like any other: every store created
+# after `import ramscope.store` has them.
+register_fetcher(SpecKind.MCP, fetch_mcp)
+register_fetcher(SpecKind.A2A, fetch_a2a)

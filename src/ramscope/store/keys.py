@@ -3,9 +3,11 @@
 A request is identified by its method, its URL (as httpx normalises it, without
 the fragment) and the SHA-256 of its canonical JSON body. Canonical means sorted
 keys and compact separators, so the same JSON-RPC call written by two clients,
-or by hand in a synthesized cassette, matches. ``params.clientInfo`` is left out
-of the digest: it carries ramscope's own version, and a version bump must not
-invalidate every recorded MCP conversation.
+or by hand in a synthesized cassette, matches. The client's self-description is
+left out of the digest: ``params.clientInfo`` (MCP ``initialize``) and
+``params._meta["io.modelcontextprotocol/clientInfo"]`` (the stateless 2026-07-28
+protocol, which moved it into every request's ``_meta``). It carries ramscope's
+own version, and a version bump must not invalidate every recorded MCP conversation.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = ["NO_BODY", "body_digest", "canonical_url", "exchange_key", "raw_body_
 
 #: The digest of "no body at all" (GET, DELETE): empty, so keys stay readable.
 NO_BODY = ""
+_META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 
 
 def canonical_url(url: str | httpx.URL) -> str:
@@ -33,12 +36,17 @@ def canonical_url(url: str | httpx.URL) -> str:
 
 
 def body_digest(json_body: Any) -> str:
-    """SHA-256 of the canonical JSON of ``json_body``, ``params.clientInfo`` removed."""
+    """SHA-256 of the canonical JSON of ``json_body``, the client's self-description removed."""
     if json_body is None:
         return NO_BODY
     doc = json_body
-    if isinstance(doc, dict) and isinstance(doc.get("params"), dict) and "clientInfo" in doc["params"]:
-        doc = {**doc, "params": {k: v for k, v in doc["params"].items() if k != "clientInfo"}}
+    if isinstance(doc, dict) and isinstance(params := doc.get("params"), dict):
+        if "clientInfo" in params:
+            params = {k: v for k, v in params.items() if k != "clientInfo"}
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and _META_CLIENT_INFO in meta:
+            params = {**params, "_meta": {k: v for k, v in meta.items() if k != _META_CLIENT_INFO}}
+        doc = {**doc, "params": params}
     canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
