@@ -13,9 +13,20 @@ What it holds, and what it does not:
   Calendar v3 Discovery document as shipped in google-api-python-client's
   ``discovery_cache`` (the same document Google serves at that URL, at the
   revision the package was built with).
-* The OpenHolidays Swagger document is not included here: no installable
-  package ships a copy, and ramscope does not invent specs (its entry goes in
-  :func:`add_openholidays`).
+* GET https://openholidaysapi.org/swagger/v1/swagger.json: OpenHolidays'
+  OpenAPI document, which no installable package ships. It is *reconstructed*
+  in ``cassettes/sources/openholidays-swagger.json`` from what is published:
+  the API's documentation (www.openholidaysapi.org: the endpoints Countries,
+  Languages, Subdivisions, Groups, PublicHolidays(ByDate),
+  SchoolHolidays(ByDate), Statistics) and the operation summaries and
+  parameters that clients generated from the real swagger.json carry. Like
+  the real document it is OpenAPI 3.0.1 as Swashbuckle writes it, with no
+  operationIds (the proposal's own example notes this) and no security
+  declared (the API is public, no key). Its schemas are abbreviated; only the
+  paths, methods and security matter to ramscope. Because it declares no
+  security, ramscope reports the access as undetermined unless a policy
+  asserts otherwise: ``examples/travel-agent.policy.toml`` does, citing the
+  provider's documentation.
 * POST https://mapstools.googleapis.com/mcp and its protected-resource metadata
   URLs: the unauthenticated MCP conversation with Google's Maps Grounding Lite
   server, which cannot be recorded from here. It is reconstructed from what
@@ -127,8 +138,20 @@ def add_maps_grounding_lite(cassette: Cassette) -> None:
         )
 
 
+OPENHOLIDAYS_URL = "https://openholidaysapi.org/swagger/v1/swagger.json"
+OPENHOLIDAYS_DOC = HERE / "sources" / "openholidays-swagger.json"
+
+
 def add_openholidays(cassette: Cassette) -> None:
-    """The OpenHolidays Swagger document: not shipped by any package; its synthesized entry goes here."""
+    """The OpenHolidays OpenAPI document, reconstructed from published documentation (see the module docstring)."""
+    cassette.add_synthesized(
+        url=OPENHOLIDAYS_URL,
+        body=OPENHOLIDAYS_DOC.read_bytes(),
+        media_type="application/json",
+        source="reconstructed from the OpenHolidays API documentation (https://www.openholidaysapi.org/en/) and "
+        "the operation summaries/parameters of clients generated from its swagger.json; schemas abbreviated",
+        note="not recorded: no installable package ships this document",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

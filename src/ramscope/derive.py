@@ -77,6 +77,24 @@ PIN_NOT_ALTERNATIVE = rule(
     stage=_S,
 )
 PIN_UNUSED = rule("policy-pin-unused", Severity.WARNING, "A policy pin matched no access or operation.", stage=_S)
+A2A_CYCLE = rule(
+    "a2a-cycle",
+    Severity.WARNING,
+    "Following remote agents' manifests leads back to an agent already on the path; it is not derived again.",
+    stage=_S,
+)
+FOOTPRINT_TRUNCATED = rule(
+    "footprint-truncated",
+    Severity.INFO,
+    "A remote agent's own manifest lies deeper than --max-depth and was not derived.",
+    stage=_S,
+)
+FOOTPRINT_INCOMPLETE = rule(
+    "footprint-incomplete",
+    Severity.WARNING,
+    "A remote agent's own manifest could not be derived completely: delegating to it exposes unknown permissions.",
+    stage=_S,
+)
 
 
 @dataclass(slots=True)
@@ -196,12 +214,16 @@ class _Outcome:
 
 
 class _CardRun:
-    def __init__(self, engine: Engine, card: Card) -> None:
+    def __init__(self, engine: Engine, card: Card, *, depth: int = 0, path: tuple[str, ...] = ()) -> None:
         self.engine = engine
         self.card = card
         self.policy = engine.policy
         self.diags: list[tuple[Diagnostic, str | None]] = []
         self.used_pins: set[int] = set()
+        #: How many agents deep this card is (0: the card the user gave).
+        self.depth = depth
+        #: The agents on the way here, by card URL and content hash, for cycle detection.
+        self.path = (*path, card.source, f"sha256:{card.sha256}")
 
     def run(self) -> Report:
         card_diags = validate(self.card)
@@ -393,6 +415,9 @@ class _CardRun:
         }
         if pin is not None and entry.requirements is None:
             record_kw["requirements"] = [[_term_json(index, t) for t in candidates[0].terms]]
+        if index.kind is SpecKind.A2A:
+            # Whatever the access itself needs, a reviewer must see what delegating to the agent exposes.
+            record_kw["footprint"] = self._footprint(a, index)
         choice = choose_least_privilege(grants, candidates) if candidates else None
         if choice is None:
             code, message = reason or ("no-compatible-alternative", "no usable alternative")
@@ -459,6 +484,57 @@ class _CardRun:
             },
         )
         return _Outcome(a, key, record, grants, tuple(candidates))
+
+    def _footprint(self, a: ResourceAccess, index: SpecIndex) -> dict[str, Any] | None:
+        """What delegating to a remote agent exposes: its own manifest, derived in turn."""
+        extra = index.extra
+        doc = extra.get("card")
+        if not extra.get("has_manifest") or not isinstance(doc, Mapping):
+            return None
+        url = str(extra.get("card_url") or index.url)
+        if url in self.path or f"sha256:{index.sha256}" in self.path:
+            chain = [p for p in self.path if not p.startswith("sha256:")] + [url]
+            self.diags.append(
+                (A2A_CYCLE(a.loc.pointer, f"access {a.id!r}: agents delegate in a cycle: {' -> '.join(chain)}"), None)
+            )
+            return {"card_url": url, "cycle": chain}
+        depth = self.depth + 1
+        if depth > self.engine.settings.max_depth:
+            self.diags.append(
+                (
+                    FOOTPRINT_TRUNCATED(
+                        a.loc.pointer,
+                        f"access {a.id!r}: {url} carries its own manifest, deeper than --max-depth "
+                        f"{self.engine.settings.max_depth}; not derived",
+                    ),
+                    None,
+                )
+            )
+            return {"card_url": url, "depth": depth, "truncated": True}
+        try:
+            nested_card = load_card(doc, name=url)
+        except RamscopeError as exc:
+            return {"card_url": url, "depth": depth, "complete": False, "error": str(exc)}
+        nested = _CardRun(self.engine, nested_card, depth=depth, path=self.path).run()
+        if not nested.complete or not nested.card_valid:
+            self.diags.append(
+                (
+                    FOOTPRINT_INCOMPLETE(
+                        a.loc.pointer,
+                        f"access {a.id!r}: the manifest of {url} could not be derived completely",
+                    ),
+                    None,
+                )
+            )
+        body = nested.to_dict()
+        body.pop("generator", None)
+        return {
+            "card_url": url,
+            "name": nested.card_name,
+            "depth": depth,
+            "complete": nested.complete and nested.card_valid,
+            "report": body,
+        }
 
     def _pin(self, a: ResourceAccess, op: Operation) -> Pin | None:
         pin = self.policy.pin_for(a.id, op.id)

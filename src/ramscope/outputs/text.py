@@ -35,7 +35,9 @@ def render_report_text(report: Report, *, color: bool = False, width: int = 140)
             perms = [_short(s) for s in a.scopes or []] + [f"{c['scheme']} ({c['type']})" for c in a.credentials or []]
             what = ", ".join(perms) or "none needed"
             br = a.blast_radius or {}
-            grants = f"{br.get('granted_operations', 0)}/{br.get('protected_operations', 0)}"
+            protected = br.get("protected_operations", 0)
+            # Nothing protected to compare against (a public API, an unlisted MCP server): no ratio.
+            grants = f"{br.get('granted_operations', 0)}/{protected}" if protected else "-"
             status = "ok" + (" (pinned)" if a.choice and a.choice.get("method") == "pinned" else "")
             if a.choice and a.choice.get("ambiguous"):
                 status += " (ambiguous)"
