@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -182,7 +183,8 @@ def test_consent_formats_and_escaping(cli: Any, write: Any, gmail_server: LocalH
     assert res["accesses"][0]["confirmation_required"] is True
     _, md, _ = cli("consent", "--format", "markdown", str(path))
     assert "<script>" not in md
-    assert "](javascript" not in md
+    assert re.search(r"(?<!\\)\]\(javascript", md) is None  # the bracket is escaped: no link
+    assert "\\[click\\](javascript:x)" in md
     assert "\x1b" not in md
     assert "\u202e" not in md
     _, html, _ = cli("consent", "--format", "html", str(path))

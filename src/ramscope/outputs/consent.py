@@ -138,12 +138,24 @@ def _strongest(a: str, b: str) -> str:
 
 # --------------------------------------------------------------------------- Markdown
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+# What can make inline text into markup: emphasis, code, links and images ([ ] and !), raw HTML
+# and autolinks (< >), entities (&), table cells (|). Text is always inline (whitespace is
+# collapsed), so line-start syntax (#, -, 1.) cannot arise.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]!|<>~&])")
 
 
 def md(text: object) -> str:
     """Markdown-safe inline text: visible escapes for hidden characters, metacharacters escaped."""
     return _MD_SPECIAL.sub(r"\\\1", for_terminal(" ".join(str(text).split())))
+
+
+def md_code(text: object) -> str:
+    """An inline code span holding ``text`` verbatim (backslash escapes do not work inside one)."""
+    body = for_terminal(" ".join(str(text).split())).replace("|", "\\|")  # a pipe would still split a table cell
+    runs = re.findall(r"`+", body)
+    fence = "`" * (max((len(r) for r in runs), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def render_markdown(data: Mapping[str, Any]) -> str:
@@ -157,7 +169,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
             "do not treat what follows as everything this agent can touch.",
             "",
         ]
-        lines += [f"> - `{md(i['access'])}`: {md(i['message'] or i['reason'])}" for i in data["incomplete"]]
+        lines += [f"> - {md_code(i['access'])}: {md(i['message'] or i['reason'])}" for i in data["incomplete"]]
         lines.append("")
     for r in data["resources"]:
         owner = "third party: your data leaves for this service" if r["action"] == "acknowledge" else "yours"
@@ -169,7 +181,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
             lines += ["| Permission | What the provider says it allows | Needed | Used by |", "|---|---|---|---|"]
             for p in r["permissions"]:
                 lines.append(
-                    f"| `{md(p['scope'])}` | {md(p['description'] or '(no description)')} | "
+                    f"| {md_code(p['scope'])} | {md(p['description'] or '(no description)')} | "
                     f"{md(p['necessity'].lower())} | {md(_whose(p['identities']))} |"
                 )
             lines.append("")
@@ -191,7 +203,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         added = t["END_USER"]["added_scopes"]
         acks = ", ".join(md(x) for x in t["acknowledgment_names"]) or "none"
         lines.append(
-            f"- **{name.lower()}**: you grant {', '.join(f'`{md(s)}`' for s in added) or 'nothing new'}; "
+            f"- **{name.lower()}**: you grant {', '.join(md_code(s) for s in added) or 'nothing new'}; "
             f"acknowledge: {acks}"
         )
     return "\n".join(lines) + "\n"
