@@ -153,8 +153,8 @@ def test_scopes_prints_one_per_line(cli: Any, write: Any, gmail_server: LocalHTT
     code, out, _ = cli("scopes", str(path), "--identity", "end_user")
     assert out.splitlines() == sorted(out.splitlines())
     assert len(out.splitlines()) == 2
-    code, out, _ = cli("scopes", str(path), "--identity", "agent")
-    assert (code, out) == (0, "")
+    code, out, err = cli("scopes", str(path), "--identity", "agent")
+    assert (code, out, err) == (0, "", "")
 
 
 def test_scopes_incomplete_warns_and_exits_3(cli: Any, write: Any, gmail_server: LocalHTTPServer) -> None:
@@ -236,3 +236,21 @@ def test_bad_policy_is_a_usage_error(cli: Any, write: Any, gmail_server: LocalHT
     code, out, err = cli("--policy", str(policy), "derive", str(path))
     assert (code, out) == (2, "")
     assert "p.toml (at /pin/0/scopes): expected an array" in err
+
+
+def test_scopes_mentions_credentials_on_stderr(cli: Any, tmp_path: Path) -> None:
+    """A tier that needs a credential other than a scope (an API key) says so on stderr; stdout stays scopes only."""
+    root = Path(__file__).resolve().parent.parent
+    code, out, err = cli(
+        "--offline",
+        "--cassette",
+        str(root / "cassettes" / "travel-agent.yaml"),
+        "--policy",
+        str(root / "examples" / "travel-agent.policy.toml"),
+        "scopes",
+        "--identity",
+        "agent",
+        str(root / "examples" / "travel-agent.card.json"),
+    )
+    assert (code, out) == (0, "")
+    assert "also needs credentials that are not OAuth scopes: mcp-api-key (apiKey)" in err

@@ -329,6 +329,13 @@ def _run_scopes(args: argparse.Namespace) -> int:
         for ident in idents:
             it = r.tiers[tier].identities[ident]
             scopes.update(it.scopes)
+            if it.credentials:
+                # stdout is scopes only (CONTRACT.md); a credential that is not a scope must still be said.
+                creds = ", ".join(f"{for_terminal(c['scheme'])} ({c['type']})" for c in it.credentials)
+                sys.stderr.write(
+                    f"ramscope: note: {for_terminal(r.card_source)}: {tier} {ident} also needs credentials "
+                    f"that are not OAuth scopes: {creds}\n"
+                )
             if not it.complete:
                 sys.stderr.write(
                     f"ramscope: warning: {for_terminal(r.card_source)}: {tier} {ident} is incomplete: permissions "
