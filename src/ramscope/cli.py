@@ -334,7 +334,16 @@ def _run_scopes(args: argparse.Namespace) -> int:
                     f"ramscope: warning: {for_terminal(r.card_source)}: {tier} {ident} is incomplete: permissions "
                     f"of {', '.join(for_terminal(x) for x in it.incomplete_accesses)} are unknown\n"
                 )
-    sys.stdout.write("".join(f"{s}\n" for s in sorted(scopes)))
+    # One scope per line is what scripts read: a scope holding a newline (or any control, bidi or
+    # invisible character) would smuggle in a line of its own, so it is written escaped, and said.
+    shown = sorted(scopes)
+    for s in shown:
+        if for_terminal(s) != s:
+            sys.stderr.write(
+                f"ramscope: warning: the scope '{for_terminal(s)}' holds control or invisible characters; "
+                "it is written escaped\n"
+            )
+    sys.stdout.write("".join(f"{for_terminal(s)}\n" for s in shown))
     return _exit_code(reports, worst)
 
 
