@@ -20,7 +20,7 @@ from typing import Any
 from .._text import for_terminal
 from .report import IDENTITIES, TIERS, Report
 
-__all__ = ["consent_data", "render_html", "render_markdown"]
+__all__ = ["consent_data", "md", "md_code", "render_html", "render_markdown"]
 
 CONSENT_VERSION = 1
 
@@ -138,12 +138,29 @@ def _strongest(a: str, b: str) -> str:
 
 # --------------------------------------------------------------------------- Markdown
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&])")
+# Markdown metacharacters, plus ":", "/" and "@": GFM's extended autolinks turn a bare
+# "https://...", "www...." or "a@b.example" in a text run into a link; an escape splits the run.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&:/@])")
+_BACKTICKS = re.compile(r"`+")
 
 
 def md(text: object) -> str:
     """Markdown-safe inline text: visible escapes for hidden characters, metacharacters escaped."""
     return _MD_SPECIAL.sub(r"\\\1", for_terminal(" ".join(str(text).split())))
+
+
+def md_code(text: object, *, in_table: bool = False) -> str:
+    """A Markdown code span holding ``text`` literally (backslash escapes do not work inside one).
+
+    The fence is one backtick longer than the longest run inside; in a table cell ``|`` is
+    escaped, since GFM tables split rows on it even inside code spans (and drop the backslash).
+    """
+    body = for_terminal(" ".join(str(text).split()))
+    if in_table:
+        body = body.replace("|", "\\|")
+    fence = "`" * (max((len(m) for m in _BACKTICKS.findall(body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def render_markdown(data: Mapping[str, Any]) -> str:
@@ -157,7 +174,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
             "do not treat what follows as everything this agent can touch.",
             "",
         ]
-        lines += [f"> - `{md(i['access'])}`: {md(i['message'] or i['reason'])}" for i in data["incomplete"]]
+        lines += [f"> - {md_code(i['access'])}: {md(i['message'] or i['reason'])}" for i in data["incomplete"]]
         lines.append("")
     for r in data["resources"]:
         owner = "third party: your data leaves for this service" if r["action"] == "acknowledge" else "yours"
@@ -169,7 +186,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
             lines += ["| Permission | What the provider says it allows | Needed | Used by |", "|---|---|---|---|"]
             for p in r["permissions"]:
                 lines.append(
-                    f"| `{md(p['scope'])}` | {md(p['description'] or '(no description)')} | "
+                    f"| {md_code(p['scope'], in_table=True)} | {md(p['description'] or '(no description)')} | "
                     f"{md(p['necessity'].lower())} | {md(_whose(p['identities']))} |"
                 )
             lines.append("")
@@ -191,7 +208,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         added = t["END_USER"]["added_scopes"]
         acks = ", ".join(md(x) for x in t["acknowledgment_names"]) or "none"
         lines.append(
-            f"- **{name.lower()}**: you grant {', '.join(f'`{md(s)}`' for s in added) or 'nothing new'}; "
+            f"- **{name.lower()}**: you grant {', '.join(md_code(s) for s in added) or 'nothing new'}; "
             f"acknowledge: {acks}"
         )
     return "\n".join(lines) + "\n"
