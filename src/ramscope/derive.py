@@ -97,6 +97,11 @@ FOOTPRINT_INCOMPLETE = rule(
 )
 
 
+#: A card gets nearest-operation suggestions for at most this many unresolved accesses: each is a
+#: similarity search over the spec's operations, and a hostile card can hold 100,000 accesses.
+MAX_SUGGESTED_ACCESSES = 25
+
+
 @dataclass(slots=True)
 class _Loaded:
     index: SpecIndex | None = None
@@ -224,6 +229,8 @@ class _CardRun:
         self.depth = depth
         #: The agents on the way here, by card URL and content hash, for cycle detection.
         self.path = (*path, card.source, f"sha256:{card.sha256}")
+        #: Unresolved accesses still offered "did you mean" suggestions (each costs a similarity search).
+        self.suggestions_left = MAX_SUGGESTED_ACCESSES
 
     def run(self) -> Report:
         card_diags = validate(self.card)
@@ -337,8 +344,9 @@ class _CardRun:
             self.diags.extend((d, None) for d in why.diagnostics)
             return self._unresolved(a, key, base, why.reason, f"{why.message} ({err.code})")
         index = loaded.index
-        found = resolve(res, op, index)
+        found = resolve(res, op, index, suggest=self.suggestions_left > 0)
         if isinstance(found, Unresolved):
+            self.suggestions_left -= 1
             self.diags.extend((d, None) for d in found.diagnostics)
             return self._unresolved(a, key, base, found.reason, found.message, found.suggestions)
         self.diags.extend((d, None) for d in found.diagnostics)
