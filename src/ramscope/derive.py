@@ -30,6 +30,7 @@ from .manifest import (
     ResourceAccess,
     ResourceOwner,
 )
+from .naming import display_name_diagnostics
 from .outputs.report import IDENTITIES, TIERS, AccessRecord, IdentityTier, Report, SpecRecord, TierRecord
 from .policy import Pin, Policy
 from .privilege import (
@@ -243,12 +244,15 @@ class _CardRun:
                 what = f"access {pin.access!r}" if pin.access else f"operation {pin.operation!r}"
                 self.diags.append((PIN_UNUSED("", f"policy pin for {what} matched nothing in this card"), None))
         tiers = self._tiers(outcomes)
+        specs = self._spec_records()
+        names = ((r.id, r.display_name, r.loc.of("display_name")) for r in m.resources)
+        self.diags.extend((d, None) for d in display_name_diagnostics(names, [s.to_dict() for s in specs]))
         return Report(
             card_name=self.card.name,
             card_source=self.card.source,
             card_sha256=self.card.sha256,
             card_valid=not has_errors(card_diags),
-            specs=self._spec_records(),
+            specs=specs,
             accesses=[o.record for o in outcomes],
             tiers=tiers,
             diagnostics=list(dict.fromkeys(self.diags)),

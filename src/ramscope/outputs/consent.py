@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._text import for_terminal
+from ..naming import check_display_name
 from .report import IDENTITIES, TIERS, Report
 
 __all__ = ["consent_data", "md", "md_code", "render_html", "render_markdown"]
@@ -41,6 +42,7 @@ def consent_data(report: Report, *, description: str = "", provider: str = "") -
                 "owner": a.owner,
                 "action": "acknowledge" if a.owner == "THIRD_PARTY" else "grant",
                 "spec": _spec_summary(spec_by_resource.get(a.resource)),
+                "name_check": _name_check(a.display_name or a.resource, spec_by_resource.get(a.resource)),
                 "permissions": {},
                 "credentials": [],
                 "accesses": [],
@@ -117,7 +119,20 @@ def consent_data(report: Report, *, description: str = "", provider: str = "") -
 def _spec_summary(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if spec is None:
         return None
-    return {"url": spec.get("url"), "title": spec.get("title"), "kind": spec.get("kind")}
+    return {
+        "url": spec.get("url"),
+        "final_url": spec.get("final_url"),
+        "title": spec.get("title"),
+        "kind": spec.get("kind"),
+    }
+
+
+def _name_check(display_name: str, spec: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The display name against the provider's own title and host (``ramscope.naming``)."""
+    if spec is None:
+        return {"status": "unchecked", "provider_title": None, "host": None, "claimed_providers": [], "message": None}
+    url = spec.get("final_url") or spec.get("url")
+    return check_display_name(display_name, url=url, title=spec.get("title")).to_dict()
 
 
 _NECESSITY_ORDER = {"REQUIRED": 0, "RECOMMENDED": 1, "OPTIONAL": 2}
@@ -179,9 +194,15 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     for r in data["resources"]:
         owner = "third party: your data leaves for this service" if r["action"] == "acknowledge" else "yours"
         lines += [f"## {md(r['display_name'])} ({owner})", ""]
-        spec = r.get("spec") or {}
-        if spec.get("title"):
-            lines += [f"Provider's name for it: {md(spec['title'])}", ""]
+        check = r.get("name_check") or {}
+        if check.get("provider_title") or check.get("host"):
+            said = [f"Provider's name for it: {md(check['provider_title'])}"] if check.get("provider_title") else []
+            said += [f"served from {md(check['host'])}"] if check.get("host") else []
+            lines += ["; ".join(said), ""]
+        if check.get("status") == "impersonation":
+            lines += [f"> **Warning: this name may be misleading.** {md(check['message'])}", ""]
+        elif check.get("status") == "mismatch":
+            lines += [f"> **Note:** {md(check['message'])}", ""]
         if r["permissions"]:
             lines += ["| Permission | What the provider says it allows | Needed | Used by |", "|---|---|---|---|"]
             for p in r["permissions"]:
@@ -260,9 +281,18 @@ def render_html(data: Mapping[str, Any]) -> str:
         owner = "third party &mdash; your data leaves for this service" if third else "yours"
         cls = ' class="third"' if third else ""
         parts.append(f"<section><h2{cls}>{h(r['display_name'])} <small>({owner})</small></h2>")
-        spec = r.get("spec") or {}
-        if spec.get("title"):
-            parts.append(f"<p>Provider&rsquo;s name for it: {h(spec['title'])}</p>")
+        check = r.get("name_check") or {}
+        said = [f"Provider&rsquo;s name for it: {h(check['provider_title'])}"] if check.get("provider_title") else []
+        said += [f"served from <code>{h(check['host'])}</code>"] if check.get("host") else []
+        if said:
+            parts.append(f"<p>{'; '.join(said)}</p>")
+        if check.get("status") == "impersonation":
+            parts.append(
+                '<div class="warn" role="alert"><strong>This name may be misleading.</strong> '
+                f"{h(check['message'])}</div>"
+            )
+        elif check.get("status") == "mismatch":
+            parts.append(f"<p><em>Note:</em> {h(check['message'])}</p>")
         if r["permissions"]:
             rows = "".join(
                 f"<tr><td><code>{h(p['scope'])}</code></td><td>{h(p['description'] or '(no description)')}</td>"
