@@ -298,6 +298,10 @@ def _configure_derive(p: argparse.ArgumentParser) -> None:
 
 def _run_derive(args: argparse.Namespace) -> int:
     reports, worst = _reports(args, args.cards)
+    if not reports and worst != EXIT_OK:
+        # Every card was unreadable (each said so on stderr): no report exists, so no file is written;
+        # an empty `-o` file would read as a report of nothing.
+        return worst
     if args.format == "text":
         color = args.output is None and sys.stdout.isatty()
         _emit(args, "".join(render_report_text(r, color=color) for r in reports))
