@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
@@ -462,6 +464,28 @@ def _fail(message: str, code: int = EXIT_USAGE) -> int:
     return code
 
 
+class _Terminated(BaseException):
+    """SIGTERM, turned into an exception so that ``finally`` blocks and ``atomic_write``'s cleanup
+    run, as they do for SIGINT's KeyboardInterrupt (the default SIGTERM action skips them)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (main() called from a thread): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -470,12 +494,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.record and args.offline:
         parser.error("--record and --offline contradict each other")
     try:
-        code: int = args._run(args)
+        with _sigterm_unwinds():
+            code: int = args._run(args)
     except RamscopeError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
         sys.stderr.write("ramscope: interrupted\n")
         return 130
+    except _Terminated:
+        sys.stderr.write("ramscope: terminated\n")
+        return 128 + signal.SIGTERM
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); nothing more to say to it.
         devnull = os.open(os.devnull, os.O_WRONLY)
