@@ -114,7 +114,7 @@ def test_one_unreachable_one_corrupt_one_oversize_of_five(tmp_path: Path) -> Non
 
 
 def _spawn(args: list[str], **kw: Any) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(  # noqa: S603
+    return subprocess.Popen(
         [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(), **kw
     )
 
@@ -181,7 +181,7 @@ def test_signal_during_output_write_leaves_neither_output_nor_temp_file(sig: int
         assert proc.stderr is not None
         line = proc.stderr.readline()
         assert line == b"@@writing@@\n", line + proc.communicate()[1]
-        assert [p.name for p in out.parent.iterdir()][0].endswith(".tmp")  # the write is under way
+        assert next(p.name for p in out.parent.iterdir()).endswith(".tmp")  # the write is under way
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == code, err
