@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import jsonschema
+import pytest
 
 from ramscope.config import Settings
 from ramscope.derive import Engine
 from ramscope.schema import load_schema
+from ramscope.specs import build_index
+from tests._specs import make_spec
+
+from .hostile import discovery
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,3 +27,25 @@ def test_travel_example_report_is_valid_against_the_report_schema(tmp_path: Path
         doc = engine.derive(ROOT / "examples" / "travel-agent.card.json").to_dict()
     assert "tool_name_unverified" in {a["target"]["matched_by"] for a in doc["accesses"] if a.get("target")}
     jsonschema.Draft202012Validator(load_schema("report")).validate(doc)
+
+
+@pytest.mark.parametrize("scopes", [[["x"]], [{"a": 1}], [1, 2], "https://www.googleapis.com/auth/drive", {"a": 1}, 7])
+def test_discovery_scopes_that_are_not_a_list_of_strings_are_unknown_not_nothing(scopes: Any) -> None:
+    """Fuzzing finding 2: a Discovery method whose `scopes` held a list crashed the adapter (TypeError:
+    unhashable); one holding only non-strings, or a string instead of a list, became "needs nothing"."""
+    doc = discovery()
+    doc["resources"]["items"]["methods"]["list"]["scopes"] = scopes
+    index = build_index(make_spec(doc))
+    entry = index.operations[0]
+    assert entry.requirements is None
+    assert "invalid-security" in [d.code for d in index.diagnostics]
+
+
+def test_discovery_non_string_scopes_beside_strings_are_dropped_and_reported() -> None:
+    doc = discovery()
+    doc["resources"]["items"]["methods"]["list"]["scopes"] = ["https://items.example.com/auth/items", 3, None]
+    index = build_index(make_spec(doc))
+    assert [alt[0].scopes for alt in index.operations[0].requirements or ()] == [
+        ("https://items.example.com/auth/items",)
+    ]
+    assert "invalid-security" in [d.code for d in index.diagnostics]
