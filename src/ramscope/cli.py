@@ -459,8 +459,12 @@ def _write_json(out: TextIO, doc: Any) -> None:
     out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
+#: Error messages quote the input (a duplicate key, an id); one line of an error stays readable.
+MAX_ERROR_CHARS = 2_000
+
+
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
-    sys.stderr.write(f"ramscope: error: {for_terminal(message)}\n")
+    sys.stderr.write(f"ramscope: error: {for_terminal(message, max_len=MAX_ERROR_CHARS)}\n")
     return code
 
 

@@ -25,9 +25,24 @@ CALENDAR = "https://www.googleapis.com/discovery/v1/apis/calendar/v3/rest"
     [
         ("Google Calendar Events", CALENDAR, "Calendar API", "ok"),
         ("Google Maps lookup_weather MCP Tool", "https://mapstools.googleapis.com/mcp", "", "ok"),
-        ("OpenHolidaysAPI's PublicHolidays", "https://openholidaysapi.org/swagger/v1/swagger.json", "OpenHolidays API v1", "ok"),
-        ("Jira Issues", "https://mycorp.atlassian.net/rest/api/3/openapi.json", "The Jira Cloud platform REST API", "ok"),
-        ("GitHub Repos", "https://raw.githubusercontent.com/github/rest-api-description/main/api.json", "GitHub v3 REST API", "ok"),
+        (
+            "OpenHolidaysAPI's PublicHolidays",
+            "https://openholidaysapi.org/swagger/v1/swagger.json",
+            "OpenHolidays API v1",
+            "ok",
+        ),
+        (
+            "Jira Issues",
+            "https://mycorp.atlassian.net/rest/api/3/openapi.json",
+            "The Jira Cloud platform REST API",
+            "ok",
+        ),
+        (
+            "GitHub Repos",
+            "https://raw.githubusercontent.com/github/rest-api-description/main/api.json",
+            "GitHub v3 REST API",
+            "ok",
+        ),
         ("Outlook Mail", "https://graph.microsoft.com/v1.0/$metadata", "", "ok"),
         ("Google Calendar", "https://evil.example/calendar.json", "Calendar API", "impersonation"),
         ("Gооgle Calendar", "https://evil.example/calendar.json", "", "impersonation"),  # Cyrillic o's
@@ -54,7 +69,7 @@ def _served_discovery(srv: LocalHTTPServer) -> str:
 
 
 def test_impersonation_on_consent_data_diagnostics_and_pages(tmp_path: Path) -> None:
-    """"Google Calendar" for a spec served from 127.0.0.1: flagged in the report, consent JSON, Markdown, HTML."""
+    """ "Google Calendar" for a spec served from 127.0.0.1: flagged in the report, consent JSON, Markdown, HTML."""
     with LocalHTTPServer() as srv:
         url = _served_discovery(srv)
         m = manifest(url, resource_path="/v1/items", operation_id="items.items.list", display_name="Google Calendar")

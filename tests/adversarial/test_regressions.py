@@ -15,6 +15,7 @@ from ramscope.specs import build_index
 from tests._specs import make_spec
 
 from .hostile import discovery
+from .measure import run_ramscope
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,3 +50,16 @@ def test_discovery_non_string_scopes_beside_strings_are_dropped_and_reported() -
         ("https://items.example.com/auth/items",)
     ]
     assert "invalid-security" in [d.code for d in index.diagnostics]
+
+
+def test_an_error_quoting_a_7_mib_key_stays_one_short_line(tmp_path: Path) -> None:
+    """A duplicate key of 7 MiB: the error names it, on one line of at most a few thousand characters."""
+    key = "k" * (7 * 1024 * 1024)  # twice in the file: under the 16 MiB card limit
+    card = tmp_path / "dup.json"
+    card.write_text('{"%s": 1, "%s": 2}' % (key, key), "utf-8")  # noqa: UP031
+    run = run_ramscope(["validate", str(card)])
+    assert run.returncode == 2
+    assert run.err.startswith("ramscope: error: ")
+    assert "duplicate key" in run.err
+    assert run.err.count("\n") == 1
+    assert len(run.err) < 3_000
