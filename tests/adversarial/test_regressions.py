@@ -7,14 +7,16 @@ from typing import Any
 
 import jsonschema
 import pytest
+import yaml
 
 from ramscope.config import Settings
 from ramscope.derive import Engine
 from ramscope.schema import load_schema
 from ramscope.specs import build_index
 from tests._specs import make_spec
+from tests.support.httpserver import LocalHTTPServer
 
-from .hostile import discovery
+from .hostile import a2a_card, card_doc, discovery, manifest
 from .measure import run_ramscope
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,3 +65,19 @@ def test_an_error_quoting_a_7_mib_key_stays_one_short_line(tmp_path: Path) -> No
     assert "duplicate key" in run.err
     assert run.err.count("\n") == 1
     assert len(run.err) < 3_000
+
+
+def test_an_a2a_card_in_yaml_with_a_huge_integer_is_derived_not_a_crash(tmp_path: Path) -> None:
+    """Fuzzing finding 3 (long run): a remote A2A card served as YAML holding an integer beyond 64 bits
+    crashed derive with TypeError from the index cache's orjson encoder; the index is now used uncached."""
+    doc = a2a_card()
+    doc["x-big"] = 10**25
+    with LocalHTTPServer() as srv:
+        srv.route("/agent-card.json", body=yaml.safe_dump(doc).encode(), content_type="application/yaml")
+        m = manifest(srv.url("/agent-card.json"), protocol="A2A", resource_path="listItems", operation_id=None)
+        settings = Settings(cache_dir=tmp_path / "c", allow_private_network=True, timeout=10)
+        for _ in range(2):  # the second run finds no cached index and builds it again
+            with Engine(settings) as engine:
+                report = engine.derive(card_doc(m))
+            assert report.accesses[0].complete
+            assert report.accesses[0].scopes == ["items.read"]
