@@ -12,7 +12,7 @@ import yaml
 from ramscope.config import Settings
 from ramscope.derive import Engine
 from ramscope.schema import load_schema
-from ramscope.specs import build_index
+from ramscope.specs import SpecKind, build_index
 from tests._specs import make_spec
 from tests.support.httpserver import LocalHTTPServer
 
@@ -81,3 +81,36 @@ def test_an_a2a_card_in_yaml_with_a_huge_integer_is_derived_not_a_crash(tmp_path
                 report = engine.derive(card_doc(m))
             assert report.accesses[0].complete
             assert report.accesses[0].scopes == ["items.read"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"tools": 7},
+        {"auth": {"challenges": True}},
+        {"auth": {"protected_resource_metadata": {"tried": 3}}},
+        {"auth": {"protected_resource_metadata": {"tried": False}}},
+    ],
+)
+def test_an_mcp_capture_with_mistyped_lists_is_read_not_a_crash(damage: dict[str, Any]) -> None:
+    """Fuzzing finding 4 (long run): a capture whose `tried`, `challenges` or `tools` was a number or a
+    boolean crashed the MCP adapter (TypeError: not iterable). A capture is ramscope's own format, but a
+    REST spec URL can serve one (kinds are detected from content), so it is stranger's data too."""
+    capture: dict[str, Any] = {
+        "format": "ramscope-mcp-capture/1",
+        "endpoint": "https://mcp.example.com/mcp",
+        "tools_listed": True,
+        "tools": [{"name": "t"}],
+        "auth": {"status": None, "challenges": [], "protected_resource_metadata": {"tried": []}},
+    }
+    for key, value in damage.items():
+        if isinstance(value, dict) and isinstance(capture.get(key), dict):
+            for k, v in value.items():
+                if isinstance(v, dict):
+                    capture[key][k].update(v)
+                else:
+                    capture[key][k] = v
+        else:
+            capture[key] = value
+    index = build_index(make_spec(capture, "https://mcp.example.com/mcp"), kind_hint=SpecKind.MCP)
+    assert index.kind is SpecKind.MCP
