@@ -28,7 +28,7 @@ from .diagnostics import Severity, has_errors
 from .errors import InputError, RamscopeError
 from .outputs.consent import consent_data, render_html, render_markdown
 from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text
-from .outputs.diff import diff_reports, render_diff_text
+from .outputs.diff import check_report_shape, diff_reports, render_diff_text
 from .outputs.report import Report
 from .outputs.text import render_report_text
 from .policy import Policy, load_policy
@@ -388,7 +388,9 @@ def _configure_diff(p: argparse.ArgumentParser) -> None:
 def _report_dict(engine: Engine, path: str) -> dict[str, Any]:
     card = load_card(path)
     if card.document.get("report_version") is not None and "tiers" in card.document:
-        return dict(card.document)  # a saved report
+        saved = dict(card.document)  # a saved report: a stranger's file too, checked before use
+        check_report_shape(saved, source=path)
+        return saved
     result: dict[str, Any] = engine.derive(card).to_dict()
     return result
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from tests._specs import make_spec
 from tests.support.httpserver import LocalHTTPServer
 
 from .hostile import a2a_card, card_doc, discovery, manifest
-from .measure import run_ramscope
+from .measure import TRACEBACK, run_ramscope
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,3 +115,24 @@ def test_an_mcp_capture_with_mistyped_lists_is_read_not_a_crash(damage: dict[str
             capture[key] = value
     index = build_index(make_spec(capture, "https://mcp.example.com/mcp"), kind_hint=SpecKind.MCP)
     assert index.kind is SpecKind.MCP
+
+
+@pytest.mark.parametrize(
+    "saved",
+    [
+        {"report_version": 1, "tiers": 5},
+        {"report_version": 1, "tiers": {"REQUIRED": {}}, "accesses": 3, "card": {}},
+        {"report_version": 1, "tiers": {}, "accesses": [], "card": {}},
+        {"report_version": "x", "tiers": [], "card": []},
+    ],
+)
+def test_diff_of_a_malformed_saved_report_is_a_clear_error(saved: dict[str, Any], tmp_path: Path) -> None:
+    """Found reviewing the CLI's inputs: `diff` takes a saved report for either side, and a malformed one
+    crashed diff_reports with KeyError/TypeError (a traceback). It is now exit 2 naming the file and place."""
+    bad = tmp_path / "saved.json"
+    bad.write_text(json.dumps(saved), "utf-8")
+    run = run_ramscope(["diff", str(bad), str(bad)])
+    assert run.returncode == 2, run.err
+    assert TRACEBACK not in run.err
+    assert run.err.startswith(f"ramscope: error: {bad}")
+    assert "not a ramscope report" in run.err
