@@ -232,6 +232,9 @@ class _CardRun:
         self.path = (*path, card.source, f"sha256:{card.sha256}")
         #: Unresolved accesses still offered "did you mean" suggestions (each costs a similarity search).
         self.suggestions_left = MAX_SUGGESTED_ACCESSES
+        #: Remote agents' manifests derived for this card, by (card URL, sha256), with the first access
+        #: that showed them: each is derived and embedded once, later accesses refer to it.
+        self.footprints: dict[tuple[str, str], tuple[str, Report]] = {}
 
     def run(self) -> Report:
         card_diags = validate(self.card)
@@ -523,11 +526,35 @@ class _CardRun:
                 )
             )
             return {"card_url": url, "depth": depth, "truncated": True}
+        seen = self.footprints.get((url, index.sha256))
+        if seen is not None:
+            # Derived already for an earlier access of this card: the same agent at the same depth on
+            # the same path gives the same report. Embedding it again for every access multiplied
+            # the work and the report by (accesses per card) ** depth.
+            first, nested = seen
+            if not nested.complete or not nested.card_valid:
+                self.diags.append(
+                    (
+                        FOOTPRINT_INCOMPLETE(
+                            a.loc.pointer,
+                            f"access {a.id!r}: the manifest of {url} could not be derived completely",
+                        ),
+                        None,
+                    )
+                )
+            return {
+                "card_url": url,
+                "name": nested.card_name,
+                "depth": depth,
+                "complete": nested.complete and nested.card_valid,
+                "same_as": first,
+            }
         try:
             nested_card = load_card(doc, name=url)
         except RamscopeError as exc:
             return {"card_url": url, "depth": depth, "complete": False, "error": str(exc)}
         nested = _CardRun(self.engine, nested_card, depth=depth, path=self.path).run()
+        self.footprints[(url, index.sha256)] = (a.id, nested)
         if not nested.complete or not nested.card_valid:
             self.diags.append(
                 (

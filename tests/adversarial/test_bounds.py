@@ -4,6 +4,7 @@ alternatives. Time assertions are generous ceilings, not benchmarks."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -95,3 +96,35 @@ def test_a_card_of_25000_resources_derives_in_bounded_time(tmp_path: Path) -> No
     assert len(report.accesses) == n
     assert report.accesses[-1].resource == f"r{n - 1}"
     assert time.monotonic() - start < 40
+
+
+def test_a2a_footprints_are_derived_once_per_agent_not_per_access(tmp_path: Path) -> None:
+    """Breadth x depth: 60 accesses to an agent whose manifest has 60 accesses to another ... 3 levels
+    deep was 60**3 nested derivations, each embedded in full (10 accesses already gave a 17 MB report in
+    1.7 s). Now each agent is derived once per card and later accesses refer to the first."""
+    k, levels = 60, 4
+
+    def fan(url: str) -> dict[str, Any]:
+        m = manifest(url, protocol="A2A", resource_path="listItems", operation_id=None, http_method=None)
+        m["resource_accesses"] = [dict(m["resource_accesses"][0], id=f"a{i}") for i in range(k)]
+        return m
+
+    with LocalHTTPServer() as srv:
+        for lvl in range(levels):
+            doc = a2a_card()
+            if lvl + 1 < levels:
+                doc["resourceAccessManifest"] = fan(srv.url(f"/agent{lvl + 1}.json"))
+            srv.route(f"/agent{lvl}.json", body=dumps(doc))
+        settings = Settings(cache_dir=tmp_path / "c", allow_private_network=True, timeout=10)
+        start = time.monotonic()
+        with Engine(settings) as engine:
+            report = engine.derive(card_doc(fan(srv.url("/agent0.json"))))
+        elapsed = time.monotonic() - start
+    doc = report.to_dict()
+    size = len(json.dumps(doc))
+    assert elapsed < 20, elapsed
+    assert size < 5_000_000, size
+    first, *rest = (a["footprint"] for a in doc["accesses"])
+    assert first["report"]["accesses"][0]["footprint"]["report"]  # level 2 embedded once, inside level 1
+    assert all(f["same_as"] == "a0" and "report" not in f for f in rest)
+    assert all(a["complete"] for a in doc["accesses"])
