@@ -184,7 +184,7 @@ def test_consent_formats_and_escaping(cli: Any, write: Any, gmail_server: LocalH
     _, md, _ = cli("consent", "--format", "markdown", str(path))
     assert "<script>" not in md
     assert re.search(r"(?<!\\)\]\(javascript", md) is None  # the bracket is escaped: no link
-    assert "\\[click\\](javascript:x)" in md
+    assert "\\[click\\](javascript\\:x)" in md
     assert "\x1b" not in md
     assert "\u202e" not in md
     _, html, _ = cli("consent", "--format", "html", str(path))

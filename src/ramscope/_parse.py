@@ -214,13 +214,23 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_COLON = re.compile(r"[ \t\r\n]*:")
+
+
 def _find_json_key(text: str, key: str) -> tuple[int, int] | None:
-    """Position of the second occurrence of a key; good enough to point the user at it."""
+    """Position of the second occurrence of a key; good enough to point the user at it.
+
+    A plain substring search: a regex compiled from a key of several megabytes took seconds.
+    """
     needle = json.dumps(key)
-    matches = [m.start() for m in re.finditer(re.escape(needle) + r"\s*:", text)]
-    if len(matches) < 2:
-        return None
-    return _line_col(text, matches[1])
+    seen, start = 0, 0
+    while (at := text.find(needle, start)) >= 0:
+        start = at + 1
+        if _COLON.match(text, at + len(needle)):
+            seen += 1
+            if seen == 2:
+                return _line_col(text, at)
+    return None
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:

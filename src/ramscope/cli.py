@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
@@ -26,7 +28,7 @@ from .diagnostics import Severity, has_errors
 from .errors import InputError, RamscopeError
 from .outputs.consent import consent_data, render_html, render_markdown
 from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text
-from .outputs.diff import diff_reports, render_diff_text
+from .outputs.diff import check_report_shape, diff_reports, render_diff_text
 from .outputs.report import Report
 from .outputs.text import render_report_text
 from .policy import Policy, load_policy
@@ -298,6 +300,10 @@ def _configure_derive(p: argparse.ArgumentParser) -> None:
 
 def _run_derive(args: argparse.Namespace) -> int:
     reports, worst = _reports(args, args.cards)
+    if not reports and worst != EXIT_OK:
+        # Every card was unreadable (each said so on stderr): no report exists, so no file is written;
+        # an empty `-o` file would read as a report of nothing.
+        return worst
     if args.format == "text":
         color = args.output is None and sys.stdout.isatty()
         _emit(args, "".join(render_report_text(r, color=color) for r in reports))
@@ -341,7 +347,16 @@ def _run_scopes(args: argparse.Namespace) -> int:
                     f"ramscope: warning: {for_terminal(r.card_source)}: {tier} {ident} is incomplete: permissions "
                     f"of {', '.join(for_terminal(x) for x in it.incomplete_accesses)} are unknown\n"
                 )
-    sys.stdout.write("".join(f"{s}\n" for s in sorted(scopes)))
+    # One scope per line is what scripts read: a scope holding a newline (or any control, bidi or
+    # invisible character) would smuggle in a line of its own, so it is written escaped, and said.
+    shown = sorted(scopes)
+    for s in shown:
+        if for_terminal(s) != s:
+            sys.stderr.write(
+                f"ramscope: warning: the scope '{for_terminal(s)}' holds control or invisible characters; "
+                "it is written escaped\n"
+            )
+    sys.stdout.write("".join(f"{for_terminal(s)}\n" for s in shown))
     return _exit_code(reports, worst)
 
 
@@ -380,7 +395,9 @@ def _configure_diff(p: argparse.ArgumentParser) -> None:
 def _report_dict(engine: Engine, path: str) -> dict[str, Any]:
     card = load_card(path)
     if card.document.get("report_version") is not None and "tiers" in card.document:
-        return dict(card.document)  # a saved report
+        saved = dict(card.document)  # a saved report: a stranger's file too, checked before use
+        check_report_shape(saved, source=path)
+        return saved
     result: dict[str, Any] = engine.derive(card).to_dict()
     return result
 
@@ -451,9 +468,35 @@ def _write_json(out: TextIO, doc: Any) -> None:
     out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
+#: Error messages quote the input (a duplicate key, an id); one line of an error stays readable.
+MAX_ERROR_CHARS = 2_000
+
+
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
-    sys.stderr.write(f"ramscope: error: {for_terminal(message)}\n")
+    sys.stderr.write(f"ramscope: error: {for_terminal(message, max_len=MAX_ERROR_CHARS)}\n")
     return code
+
+
+class _Terminated(BaseException):
+    """SIGTERM, turned into an exception so that ``finally`` blocks and ``atomic_write``'s cleanup
+    run, as they do for SIGINT's KeyboardInterrupt (the default SIGTERM action skips them)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (main() called from a thread): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -464,12 +507,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.record and args.offline:
         parser.error("--record and --offline contradict each other")
     try:
-        code: int = args._run(args)
+        with _sigterm_unwinds():
+            code: int = args._run(args)
     except RamscopeError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
         sys.stderr.write("ramscope: interrupted\n")
         return 130
+    except _Terminated:
+        sys.stderr.write("ramscope: terminated\n")
+        return 128 + signal.SIGTERM
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); nothing more to say to it.
         devnull = os.open(os.devnull, os.O_WRONLY)

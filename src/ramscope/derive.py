@@ -30,6 +30,7 @@ from .manifest import (
     ResourceAccess,
     ResourceOwner,
 )
+from .naming import display_name_diagnostics
 from .outputs.report import IDENTITIES, TIERS, AccessRecord, IdentityTier, Report, SpecRecord, TierRecord
 from .policy import Pin, Policy
 from .privilege import (
@@ -95,6 +96,11 @@ FOOTPRINT_INCOMPLETE = rule(
     "A remote agent's own manifest could not be derived completely: delegating to it exposes unknown permissions.",
     stage=_S,
 )
+
+
+#: A card gets nearest-operation suggestions for at most this many unresolved accesses: each is a
+#: similarity search over the spec's operations, and a hostile card can hold 100,000 accesses.
+MAX_SUGGESTED_ACCESSES = 25
 
 
 @dataclass(slots=True)
@@ -224,6 +230,11 @@ class _CardRun:
         self.depth = depth
         #: The agents on the way here, by card URL and content hash, for cycle detection.
         self.path = (*path, card.source, f"sha256:{card.sha256}")
+        #: Unresolved accesses still offered "did you mean" suggestions (each costs a similarity search).
+        self.suggestions_left = MAX_SUGGESTED_ACCESSES
+        #: Remote agents' manifests derived for this card, by (card URL, sha256), with the first access
+        #: that showed them: each is derived and embedded once, later accesses refer to it.
+        self.footprints: dict[tuple[str, str], tuple[str, Report]] = {}
 
     def run(self) -> Report:
         card_diags = validate(self.card)
@@ -236,12 +247,15 @@ class _CardRun:
                 what = f"access {pin.access!r}" if pin.access else f"operation {pin.operation!r}"
                 self.diags.append((PIN_UNUSED("", f"policy pin for {what} matched nothing in this card"), None))
         tiers = self._tiers(outcomes)
+        specs = self._spec_records()
+        names = ((r.id, r.display_name, r.loc.of("display_name")) for r in m.resources)
+        self.diags.extend((d, None) for d in display_name_diagnostics(names, [s.to_dict() for s in specs]))
         return Report(
             card_name=self.card.name,
             card_source=self.card.source,
             card_sha256=self.card.sha256,
             card_valid=not has_errors(card_diags),
-            specs=self._spec_records(),
+            specs=specs,
             accesses=[o.record for o in outcomes],
             tiers=tiers,
             diagnostics=list(dict.fromkeys(self.diags)),
@@ -337,8 +351,9 @@ class _CardRun:
             self.diags.extend((d, None) for d in why.diagnostics)
             return self._unresolved(a, key, base, why.reason, f"{why.message} ({err.code})")
         index = loaded.index
-        found = resolve(res, op, index)
+        found = resolve(res, op, index, suggest=self.suggestions_left > 0)
         if isinstance(found, Unresolved):
+            self.suggestions_left -= 1
             self.diags.extend((d, None) for d in found.diagnostics)
             return self._unresolved(a, key, base, found.reason, found.message, found.suggestions)
         self.diags.extend((d, None) for d in found.diagnostics)
@@ -511,11 +526,35 @@ class _CardRun:
                 )
             )
             return {"card_url": url, "depth": depth, "truncated": True}
+        seen = self.footprints.get((url, index.sha256))
+        if seen is not None:
+            # Derived already for an earlier access of this card: the same agent at the same depth on
+            # the same path gives the same report. Embedding it again for every access multiplied
+            # the work and the report by (accesses per card) ** depth.
+            first, nested = seen
+            if not nested.complete or not nested.card_valid:
+                self.diags.append(
+                    (
+                        FOOTPRINT_INCOMPLETE(
+                            a.loc.pointer,
+                            f"access {a.id!r}: the manifest of {url} could not be derived completely",
+                        ),
+                        None,
+                    )
+                )
+            return {
+                "card_url": url,
+                "name": nested.card_name,
+                "depth": depth,
+                "complete": nested.complete and nested.card_valid,
+                "same_as": first,
+            }
         try:
             nested_card = load_card(doc, name=url)
         except RamscopeError as exc:
             return {"card_url": url, "depth": depth, "complete": False, "error": str(exc)}
         nested = _CardRun(self.engine, nested_card, depth=depth, path=self.path).run()
+        self.footprints[(url, index.sha256)] = (a.id, nested)
         if not nested.complete or not nested.card_valid:
             self.diags.append(
                 (

@@ -237,6 +237,32 @@ class ResourceAccess(_Message):
     loc: Loc = field(default=_NO_LOC, compare=False, repr=False)
 
 
+#: Manifests with more entries than this are looked up through a table, built once per manifest:
+#: a scan per lookup made a 25,000-resource card take minutes (every access looks up its operation
+#: and resource several times).
+_SCAN_LIMIT = 32
+_LOOKUP_CACHE_SIZE = 16
+_Lookups = tuple[dict[str, Resource], dict[str, Operation]]
+#: id(manifest) -> (manifest, tables); the manifest is held so its id cannot be reused while cached.
+_LOOKUP_CACHE: dict[int, tuple[ResourceAccessManifest, _Lookups]] = {}
+
+
+def _lookups(m: ResourceAccessManifest) -> _Lookups:
+    hit = _LOOKUP_CACHE.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    resources: dict[str, Resource] = {}
+    for r in m.resources:
+        resources.setdefault(r.id, r)  # the first one wins, as in a scan
+    operations: dict[str, Operation] = {}
+    for o in m.operations:
+        operations.setdefault(o.id, o)
+    if len(_LOOKUP_CACHE) >= _LOOKUP_CACHE_SIZE:
+        _LOOKUP_CACHE.pop(next(iter(_LOOKUP_CACHE)))
+    _LOOKUP_CACHE[id(m)] = (m, (resources, operations))
+    return resources, operations
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceAccessManifest(_Message):
     resources: tuple[Resource, ...] = ()
@@ -246,10 +272,14 @@ class ResourceAccessManifest(_Message):
 
     def resource(self, resource_id: str) -> Resource | None:
         """The first resource with this id (duplicates are a validation error)."""
-        return next((r for r in self.resources if r.id == resource_id), None)
+        if len(self.resources) <= _SCAN_LIMIT:
+            return next((r for r in self.resources if r.id == resource_id), None)
+        return _lookups(self)[0].get(resource_id)
 
     def operation(self, operation_id: str) -> Operation | None:
-        return next((o for o in self.operations if o.id == operation_id), None)
+        if len(self.operations) <= _SCAN_LIMIT:
+            return next((o for o in self.operations if o.id == operation_id), None)
+        return _lookups(self)[1].get(operation_id)
 
     @classmethod
     def from_dict(cls, data: object, *, pointer: str = "") -> ResourceAccessManifest:

@@ -29,8 +29,10 @@ card so the reader sees them next to the access.
 from __future__ import annotations
 
 import difflib
+import heapq
 import re
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from .diagnostics import Diagnostic, Severity, rule
@@ -41,7 +43,15 @@ from .specs.a2a import CARD_KEY
 from .specs.mcp import server_requirements
 from .specs.model import OperationEntry
 
-__all__ = ["Target", "Unresolved", "resolve", "spec_url_for", "unresolved_for_error"]
+__all__ = [
+    "SUGGEST_MAX_CANDIDATES",
+    "SUGGEST_MAX_CHARS",
+    "Target",
+    "Unresolved",
+    "resolve",
+    "spec_url_for",
+    "unresolved_for_error",
+]
 
 _S = "resolve"
 OPERATION_ID_NOT_FOUND = rule(
@@ -140,8 +150,28 @@ def unresolved_for_error(error: RamscopeError, resource: Resource, operation: Op
     return Unresolved(reason, message, diagnostics=(r(ptr, message, data={"spec_url": url, "error": error.code}),))
 
 
-def resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Target | Unresolved:
-    """The operation of ``index`` that ``operation`` (of ``resource``) names, or why there is none."""
+#: Suggestions ("did you mean ...") are a courtesy, so their cost is bounded: a name is compared
+#: clipped to this many characters, with at most this many candidates (those nearest in length).
+#: Unbounded, difflib over a 200,000-operation spec and a 5 MB operation id ran for minutes.
+SUGGEST_MAX_CHARS = 200
+SUGGEST_MAX_CANDIDATES = 2_000
+_SUGGEST: ContextVar[bool] = ContextVar("ramscope_suggest", default=True)
+
+
+def resolve(resource: Resource, operation: Operation, index: SpecIndex, *, suggest: bool = True) -> Target | Unresolved:
+    """The operation of ``index`` that ``operation`` (of ``resource``) names, or why there is none.
+
+    ``suggest=False`` leaves out the nearest-operation suggestions of an unresolved result (a caller
+    resolving many hostile accesses bounds how many it pays for).
+    """
+    token = _SUGGEST.set(suggest)
+    try:
+        return _resolve(resource, operation, index)
+    finally:
+        _SUGGEST.reset(token)
+
+
+def _resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Target | Unresolved:
     op_ptr = operation.loc.pointer
     if index.kind is SpecKind.MCP:
         return _resolve_tool(resource, operation, index)
@@ -286,12 +316,13 @@ def _resolve_skill(resource: Resource, operation: Operation, index: SpecIndex) -
             message = f"{index.url} has no entry for the agent as a whole"
             return Unresolved("operation-not-found", message, diagnostics=(OPERATION_NOT_FOUND(ptr, message),))
         return _target(index, card, "agent_card", [], spec_ptr)
-    skills = [e for e in index.operations if e.key != CARD_KEY]
     for wanted in dict.fromkeys((name, name.strip())):
-        hits = [e for e in skills if e.operation_id == wanted]
+        hits = [e for e in index.by_operation_id.get(wanted, ()) if e.key != CARD_KEY]
         if hits:
             return _target(index, hits[0], "skill", [], spec_ptr)
-    by_name = [e for e in skills if e.title and e.title in (name, name.strip())]
+    # By name: looked up in a per-spec table, not by a scan per access (a card may hold 100,000).
+    titles = _skill_titles(index)
+    by_name = list(dict.fromkeys(e for t in dict.fromkeys((name, name.strip())) for e in titles.get(t, ())))
     if len(by_name) == 1:
         entry = by_name[0]
         note = SKILL_MATCHED_BY_NAME(
@@ -303,6 +334,9 @@ def _resolve_skill(resource: Resource, operation: Operation, index: SpecIndex) -
         return _target(index, entry, "skill", [note], spec_ptr)
     if len(by_name) > 1:
         return _ambiguous(index, by_name, f"skill name {name!r}", ptr, spec_ptr)
+    if not _SUGGEST.get():
+        return _not_found(index, f"skill {name!r}", (), ptr, spec_ptr, [])
+    skills = [e for e in index.operations if e.key != CARD_KEY]
     ids = {e.operation_id: e for e in skills}
     titled = {e.title: e for e in skills if e.title}
     found = _closest(name, list(ids), 3) + [titled[t].operation_id for t in _closest(name, list(titled), 3)]
@@ -394,33 +428,93 @@ def _not_found(
 
 def _suggest(index: SpecIndex, op_id: str, method: str, path: str, n: int = 3) -> tuple[str, ...]:
     """The ``n`` nearest operations, by operation id and by normalised "METHOD path" similarity."""
+    if not _SUGGEST.get():
+        return ()
     scored: dict[str, float] = {}
+    ids, with_method, without_method = _candidates(index)
     if op_id:
-        ids = {e.operation_id: e for e in index.operations if e.operation_id}
         for match in _closest(op_id, list(ids), n):
             label = _label(ids[match])
-            scored[label] = max(scored.get(label, 0.0), difflib.SequenceMatcher(None, op_id, match).ratio())
+            scored[label] = max(scored.get(label, 0.0), _ratio(op_id, match))
     if path:
         wanted = f"{method} {normalize_path(path)}".strip()
-        spellings: dict[str, OperationEntry] = {}
-        for e in index.operations:
-            for p in (e.full_path, e.path, *e.alt_paths):
-                if p:
-                    spellings.setdefault(f"{e.method} {normalize_path(p)}" if method else normalize_path(p), e)
+        spellings = with_method if method else without_method
         # Each operation has several spellings (with and without base path): ask for more than n.
         for match in _closest(wanted, list(spellings), n * 4):
             label = _label(spellings[match])
-            scored[label] = max(scored.get(label, 0.0), difflib.SequenceMatcher(None, wanted, match).ratio())
+            scored[label] = max(scored.get(label, 0.0), _ratio(wanted, match))
     return tuple(sorted(scored, key=lambda k: (-scored[k], k))[:n])
 
 
+_Candidates = tuple[dict[str, OperationEntry], dict[str, OperationEntry], dict[str, OperationEntry]]
+_CANDIDATES: dict[tuple[str, str], _Candidates] = {}
+
+
+def _candidates(index: SpecIndex) -> _Candidates:
+    """Operation ids and path spellings of ``index``, built once per spec (a few recent specs are kept)."""
+    key = (index.url, index.sha256)
+    hit = _CANDIDATES.get(key)
+    if hit is not None:
+        return hit
+    ids = {e.operation_id: e for e in index.operations if e.operation_id}
+    with_method: dict[str, OperationEntry] = {}
+    without_method: dict[str, OperationEntry] = {}
+    for e in index.operations:
+        for p in (e.full_path, e.path, *e.alt_paths):
+            if p:
+                norm = normalize_path(p)
+                with_method.setdefault(f"{e.method} {norm}", e)
+                without_method.setdefault(norm, e)
+    if len(_CANDIDATES) >= 8:
+        _CANDIDATES.pop(next(iter(_CANDIDATES)))
+    _CANDIDATES[key] = (ids, with_method, without_method)
+    return ids, with_method, without_method
+
+
+_TITLES: dict[tuple[str, str], dict[str, list[OperationEntry]]] = {}
+
+
+def _skill_titles(index: SpecIndex) -> dict[str, list[OperationEntry]]:
+    """An A2A index's skills by name, built once per spec (a few recent specs are kept)."""
+    key = (index.url, index.sha256)
+    hit = _TITLES.get(key)
+    if hit is None:
+        hit = {}
+        for e in index.operations:
+            if e.key != CARD_KEY and e.title:
+                hit.setdefault(e.title, []).append(e)
+        if len(_TITLES) >= 8:
+            _TITLES.pop(next(iter(_TITLES)))
+        _TITLES[key] = hit
+    return hit
+
+
+def _ratio(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a[:SUGGEST_MAX_CHARS], b[:SUGGEST_MAX_CHARS]).ratio()
+
+
 def _closest(word: str, candidates: list[str], n: int) -> list[str]:
-    """The ``n`` closest candidates, lowering the bar only as far as needed (cheap cutoffs first)."""
+    """The ``n`` closest candidates, lowering the bar only as far as needed (cheap cutoffs first).
+
+    Bounded (see :data:`SUGGEST_MAX_CHARS`): names are compared clipped, and only the
+    :data:`SUGGEST_MAX_CANDIDATES` candidates nearest in length are compared at all.
+    """
+    if not _SUGGEST.get() or not candidates:
+        return []
+    word = word[:SUGGEST_MAX_CHARS]
+    if len(candidates) > SUGGEST_MAX_CANDIDATES:
+        candidates = heapq.nsmallest(
+            SUGGEST_MAX_CANDIDATES, candidates, key=lambda c: (abs(min(len(c), SUGGEST_MAX_CHARS) - len(word)), c)
+        )
+    clipped: dict[str, str] = {}
+    for c in candidates:
+        clipped.setdefault(c[:SUGGEST_MAX_CHARS], c)
+    keys = list(clipped)
     found: list[str] = []
     for cutoff in (0.6, 0.4, 0.2, 0.0):
-        for match in difflib.get_close_matches(word, candidates, n=n, cutoff=cutoff):
-            if match not in found:
-                found.append(match)
+        for match in difflib.get_close_matches(word, keys, n=n, cutoff=cutoff):
+            if clipped[match] not in found:
+                found.append(clipped[match])
         if len(found) >= n:
             break
     return found[:n]

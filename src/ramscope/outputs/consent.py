@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._text import for_terminal
+from ..naming import check_display_name
 from .report import IDENTITIES, TIERS, Report
 
-__all__ = ["consent_data", "render_html", "render_markdown"]
+__all__ = ["consent_data", "md", "md_code", "render_html", "render_markdown"]
 
 CONSENT_VERSION = 1
 
@@ -41,6 +42,7 @@ def consent_data(report: Report, *, description: str = "", provider: str = "") -
                 "owner": a.owner,
                 "action": "acknowledge" if a.owner == "THIRD_PARTY" else "grant",
                 "spec": _spec_summary(spec_by_resource.get(a.resource)),
+                "name_check": _name_check(a.display_name or a.resource, spec_by_resource.get(a.resource)),
                 "permissions": {},
                 "credentials": [],
                 "accesses": [],
@@ -117,7 +119,20 @@ def consent_data(report: Report, *, description: str = "", provider: str = "") -
 def _spec_summary(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if spec is None:
         return None
-    return {"url": spec.get("url"), "title": spec.get("title"), "kind": spec.get("kind")}
+    return {
+        "url": spec.get("url"),
+        "final_url": spec.get("final_url"),
+        "title": spec.get("title"),
+        "kind": spec.get("kind"),
+    }
+
+
+def _name_check(display_name: str, spec: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The display name against the provider's own title and host (``ramscope.naming``)."""
+    if spec is None:
+        return {"status": "unchecked", "provider_title": None, "host": None, "claimed_providers": [], "message": None}
+    url = spec.get("final_url") or spec.get("url")
+    return check_display_name(display_name, url=url, title=spec.get("title")).to_dict()
 
 
 _NECESSITY_ORDER = {"REQUIRED": 0, "RECOMMENDED": 1, "OPTIONAL": 2}
@@ -139,9 +154,12 @@ def _strongest(a: str, b: str) -> str:
 # --------------------------------------------------------------------------- Markdown
 
 # What can make inline text into markup: emphasis, code, links and images ([ ] and !), raw HTML
-# and autolinks (< >), entities (&), table cells (|). Text is always inline (whitespace is
-# collapsed), so line-start syntax (#, -, 1.) cannot arise.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]!|<>~&])")
+# and autolinks (< >), entities (&), table cells (|); plus ".", ":", "/" and "@", because GFM's
+# extended autolinks turn a bare "https://...", "www...." or "a@b.example" in a text run into a
+# link and an escape splits the run. Text is always inline (whitespace is collapsed), so
+# line-start syntax (#, -, 1.) cannot arise.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]!|<>~&.:/@])")
+_BACKTICKS = re.compile(r"`+")
 
 
 def md(text: object) -> str:
@@ -149,11 +167,16 @@ def md(text: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", for_terminal(" ".join(str(text).split())))
 
 
-def md_code(text: object) -> str:
-    """An inline code span holding ``text`` verbatim (backslash escapes do not work inside one)."""
-    body = for_terminal(" ".join(str(text).split())).replace("|", "\\|")  # a pipe would still split a table cell
-    runs = re.findall(r"`+", body)
-    fence = "`" * (max((len(r) for r in runs), default=0) + 1)
+def md_code(text: object, *, in_table: bool = False) -> str:
+    """A Markdown code span holding ``text`` literally (backslash escapes do not work inside one).
+
+    The fence is one backtick longer than the longest run inside; in a table cell ``|`` is
+    escaped, since GFM tables split rows on it even inside code spans (and drop the backslash).
+    """
+    body = for_terminal(" ".join(str(text).split()))
+    if in_table:
+        body = body.replace("|", "\\|")
+    fence = "`" * (max((len(m) for m in _BACKTICKS.findall(body)), default=0) + 1)
     pad = " " if body.startswith("`") or body.endswith("`") else ""
     return f"{fence}{pad}{body}{pad}{fence}"
 
@@ -174,14 +197,20 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     for r in data["resources"]:
         owner = "third party: your data leaves for this service" if r["action"] == "acknowledge" else "yours"
         lines += [f"## {md(r['display_name'])} ({owner})", ""]
-        spec = r.get("spec") or {}
-        if spec.get("title"):
-            lines += [f"Provider's name for it: {md(spec['title'])}", ""]
+        check = r.get("name_check") or {}
+        if check.get("provider_title") or check.get("host"):
+            said = [f"Provider's name for it: {md(check['provider_title'])}"] if check.get("provider_title") else []
+            said += [f"served from {md(check['host'])}"] if check.get("host") else []
+            lines += ["; ".join(said), ""]
+        if check.get("status") == "impersonation":
+            lines += [f"> **Warning: this name may be misleading.** {md(check['message'])}", ""]
+        elif check.get("status") == "mismatch":
+            lines += [f"> **Note:** {md(check['message'])}", ""]
         if r["permissions"]:
             lines += ["| Permission | What the provider says it allows | Needed | Used by |", "|---|---|---|---|"]
             for p in r["permissions"]:
                 lines.append(
-                    f"| {md_code(p['scope'])} | {md(p['description'] or '(no description)')} | "
+                    f"| {md_code(p['scope'], in_table=True)} | {md(p['description'] or '(no description)')} | "
                     f"{md(p['necessity'].lower())} | {md(_whose(p['identities']))} |"
                 )
             lines.append("")
@@ -255,9 +284,18 @@ def render_html(data: Mapping[str, Any]) -> str:
         owner = "third party &mdash; your data leaves for this service" if third else "yours"
         cls = ' class="third"' if third else ""
         parts.append(f"<section><h2{cls}>{h(r['display_name'])} <small>({owner})</small></h2>")
-        spec = r.get("spec") or {}
-        if spec.get("title"):
-            parts.append(f"<p>Provider&rsquo;s name for it: {h(spec['title'])}</p>")
+        check = r.get("name_check") or {}
+        said = [f"Provider&rsquo;s name for it: {h(check['provider_title'])}"] if check.get("provider_title") else []
+        said += [f"served from <code>{h(check['host'])}</code>"] if check.get("host") else []
+        if said:
+            parts.append(f"<p>{'; '.join(said)}</p>")
+        if check.get("status") == "impersonation":
+            parts.append(
+                '<div class="warn" role="alert"><strong>This name may be misleading.</strong> '
+                f"{h(check['message'])}</div>"
+            )
+        elif check.get("status") == "mismatch":
+            parts.append(f"<p><em>Note:</em> {h(check['message'])}</p>")
         if r["permissions"]:
             rows = "".join(
                 f"<tr><td><code>{h(p['scope'])}</code></td><td>{h(p['description'] or '(no description)')}</td>"

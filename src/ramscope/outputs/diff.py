@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._text import for_terminal
+from ..errors import InputError
 from .report import IDENTITIES, TIERS
 
-__all__ = ["diff_reports", "render_diff_text"]
+__all__ = ["check_report_shape", "diff_reports", "render_diff_text"]
 
 DIFF_VERSION = 1
 
@@ -27,7 +28,58 @@ def _grants(tier: Mapping[str, Any]) -> set[tuple[str, str]]:
     return {(g["namespace"], g["scope"]) for g in tier.get("grants", [])}
 
 
+def _strs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _objs(v: Any, keys: tuple[str, ...]) -> bool:
+    return isinstance(v, list) and all(isinstance(x, dict) and all(isinstance(x.get(k), str) for k in keys) for x in v)
+
+
+def check_report_shape(doc: Mapping[str, Any], *, source: str = "") -> None:
+    """Raise :class:`InputError` unless ``doc`` has the shape :func:`diff_reports` reads.
+
+    A saved report given to ``diff`` is a stranger's file like any card: checked here, a malformed
+    one is a clear error instead of a KeyError or TypeError deep in the comparison.
+    """
+
+    def bad(where: str, what: str) -> InputError:
+        return InputError(f"not a ramscope report: {what}", source=source or None, pointer=where)
+
+    if not isinstance(doc.get("card"), dict):
+        raise bad("/card", "'card' is not an object")
+    tiers = doc.get("tiers")
+    if not isinstance(tiers, dict):
+        raise bad("/tiers", "'tiers' is not an object")
+    for name in TIERS:
+        tier = tiers.get(name)
+        if not isinstance(tier, dict):
+            raise bad(f"/tiers/{name}", f"tier {name} is missing or not an object")
+        for key in ("acknowledgments", "confirmations"):
+            if key in tier and not _strs(tier[key]):
+                raise bad(f"/tiers/{name}/{key}", f"{key} is not a list of strings")
+        if "acknowledgments" not in tier:
+            raise bad(f"/tiers/{name}/acknowledgments", "acknowledgments are missing")
+        for ident in IDENTITIES:
+            it = tier.get(ident)
+            if not isinstance(it, dict) or not _strs(it.get("scopes")):
+                raise bad(f"/tiers/{name}/{ident}", f"{name} {ident} has no list of scopes")
+            if not _objs(it.get("grants", []), ("namespace", "scope")):
+                raise bad(f"/tiers/{name}/{ident}/grants", "grants are not {namespace, scope} objects")
+            if not _objs(it.get("credentials", []), ("namespace", "scheme", "type")):
+                raise bad(f"/tiers/{name}/{ident}/credentials", "credentials are not {namespace, scheme, type} objects")
+    accesses: Any = doc.get("accesses")
+    if not _objs(accesses, ("id",)):
+        raise bad("/accesses", "accesses are not a list of objects with string ids")
+    for i, a in enumerate(accesses):
+        if a.get("scopes") is not None and not _strs(a["scopes"]):
+            raise bad(f"/accesses/{i}/scopes", "scopes are not a list of strings")
+
+
 def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``new`` asks for that ``old`` did not; raises :class:`InputError` for a malformed report."""
+    check_report_shape(old)
+    check_report_shape(new)
     tiers: dict[str, Any] = {}
     new_permissions = False
     for name in TIERS:

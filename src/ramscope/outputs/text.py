@@ -1,6 +1,9 @@
 """A readable rendering of a permission report, for terminals and logs.
 
-Every string from the card or a spec goes through ``for_terminal``.
+Every string from the card or a spec goes through ``for_terminal`` and reaches rich
+as a :class:`~rich.text.Text`, never as a markup string: rich would read
+``[link=...]`` in an access id as a hyperlink and ``[/bold]`` as a tag (an
+unmatched one raises ``MarkupError``).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ import io
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .._text import for_terminal, one_line
 from .report import IDENTITIES, Report
@@ -46,12 +50,12 @@ def render_report_text(report: Report, *, color: bool = False, width: int = 140)
             grants = "-"
             status = a.reason or "incomplete"
         table.add_row(
-            one_line(a.id, max_len=48),
-            a.identity,
-            a.necessity,
-            for_terminal(status),
-            one_line(what, max_len=120),
-            grants,
+            Text(one_line(a.id, max_len=48)),
+            Text(a.identity),
+            Text(a.necessity),
+            Text(for_terminal(status)),
+            Text(one_line(what, max_len=120)),
+            Text(grants),
             style=None if a.complete else "bold red",
         )
     console.print(table)
@@ -71,10 +75,10 @@ def render_report_text(report: Report, *, color: bool = False, width: int = 140)
                 cell += f"  [INCOMPLETE: {', '.join(for_terminal(x) for x in it.incomplete_accesses)}]"
             cells.append(cell)
         tiers.add_row(
-            name,
-            *cells,
-            ", ".join(for_terminal(x) for x in t.acknowledgments) or "-",
-            ", ".join(for_terminal(x) for x in t.confirmations) or "-",
+            Text(name),
+            *(Text(c) for c in cells),
+            Text(", ".join(for_terminal(x) for x in t.acknowledgments) or "-"),
+            Text(", ".join(for_terminal(x) for x in t.confirmations) or "-"),
         )
     console.print(tiers)
     if not report.complete:

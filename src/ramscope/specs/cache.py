@@ -66,7 +66,13 @@ def load_index(url: str, source: SpecSource, *, kind_hint: SpecKind | None = Non
 
     index = build_index(spec, kind_hint=kind_hint, load_ref=load_ref)
     payload = {"built_from": spec.final_url or spec.url, "deps": deps, "index": index.to_dict()}
-    source.put_artifact(INDEX_NAMESPACE, key, orjson.dumps(payload))
+    try:
+        encoded = orjson.dumps(payload)
+    except TypeError:
+        # orjson cannot encode every value a YAML spec may hold (integers beyond 64 bits, e.g. in the
+        # remote card an A2A index keeps): such an index is used, just not cached.
+        return index
+    source.put_artifact(INDEX_NAMESPACE, key, encoded)
     return index
 
 

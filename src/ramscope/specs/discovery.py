@@ -25,7 +25,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..store.model import FetchedSpec
-from ._doc import INVALID_OPERATION, UNDECLARED_SCOPE, assign_keys
+from ._doc import INVALID_OPERATION, INVALID_SECURITY, UNDECLARED_SCOPE, assign_keys
 from .model import (
     FlowKind,
     OAuthFlow,
@@ -113,13 +113,23 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
                     continue
                 path = m["path"]
                 scopes = m.get("scopes")
-                reqs: Requirements
+                reqs: Requirements | None
                 if isinstance(scopes, list) and scopes:
-                    key = tuple(scopes)
-                    cached = reqs_cache.get(key)
-                    if cached is None:
+                    # Only strings are scopes. Entries of other types are reported and dropped; if none
+                    # is left, what the method needs is unknown, never "nothing" (fail closed).
+                    key = tuple(s for s in scopes if isinstance(s, str))
+                    if len(key) < len(scopes):
+                        diags.append(
+                            INVALID_SECURITY(
+                                mptr + "/scopes",
+                                f"method {name!r} lists scopes that are not strings"
+                                + ("; they are ignored" if key else "; its requirements are unknown"),
+                            )
+                        )
+                    cached = reqs_cache.get(key) if key else None
+                    if key and cached is None:
                         # Any one of the listed scopes suffices: one alternative per scope.
-                        uniq = list(dict.fromkeys(s for s in scopes if isinstance(s, str)))
+                        uniq = list(dict.fromkeys(key))
                         cached = reqs_cache[key] = tuple((SchemeRequirement(OAUTH2_SCHEME, (s,)),) for s in uniq)
                         for s in uniq:
                             if s not in declared_scopes and s not in undeclared:
@@ -127,6 +137,14 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
                     reqs = cached
                     uses_oauth = True
                     src = "method"
+                elif scopes is not None and not isinstance(scopes, list):
+                    diags.append(
+                        INVALID_SECURITY(
+                            mptr + "/scopes",
+                            f"method {name!r} has scopes that are not a list; its requirements are unknown",
+                        )
+                    )
+                    reqs, src = None, "method"
                 else:
                     reqs = key_alternative
                     uses_key = uses_key or has_key

@@ -192,6 +192,10 @@ def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
 def _strings(v: Any) -> list[str]:
     return [x for x in v if isinstance(x, str)] if isinstance(v, list) else []
 
@@ -236,14 +240,14 @@ class _Builder:
         auth = _dict(doc.get("auth"))
         self.auth = auth
         self.status = auth.get("status") if isinstance(auth.get("status"), int) else None
-        self.challenges = [c for c in auth.get("challenges") or [] if isinstance(c, dict)]
+        self.challenges = [c for c in _list(auth.get("challenges")) if isinstance(c, dict)]
         self.bearer = next((c for c in self.challenges if _str(c.get("scheme")).lower() == "bearer"), None)
         bearer_params = _dict(self.bearer.get("params")) if self.bearer else {}
         self.challenge_scopes = _str(bearer_params.get("scope")).split()
         prm_block = _dict(auth.get("protected_resource_metadata"))
         self.prm = _dict(prm_block.get("document")) or None
         self.prm_url = _str(prm_block.get("url"))
-        self.prm_tried = [t for t in prm_block.get("tried") or [] if isinstance(t, dict)]
+        self.prm_tried = [t for t in _list(prm_block.get("tried")) if isinstance(t, dict)]
         as_block = _dict(auth.get("authorization_server"))
         self.issuer = _str(as_block.get("issuer"))
         self.asm = _dict(as_block.get("document")) or None
@@ -530,7 +534,7 @@ class _Builder:
         server_reqs, server_source = self.server(tools_listed)
         entries: list[OperationEntry] = []
         seen: dict[str, str] = {}
-        for i, tool in enumerate(doc.get("tools") or []):
+        for i, tool in enumerate(_list(doc.get("tools"))):
             ptr = f"/tools/{i}"
             if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
                 self.diags.append(INVALID_OPERATION(ptr, "a tool without a name (or not an object) was skipped"))

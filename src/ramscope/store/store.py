@@ -19,11 +19,12 @@ all, so no code path can open a socket.
 
 from __future__ import annotations
 
+import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -222,11 +223,9 @@ class SpecStore:
                     results[item[0]] = one(item)
                     advance()
             else:
-                with ThreadPoolExecutor(max_workers=min(self.settings.jobs, len(todo))) as pool:
-                    futures = {pool.submit(one, item): item for item in todo}
-                    for fut in as_completed(futures):
-                        results[futures[fut][0]] = fut.result()
-                        advance()
+                for item, result in _concurrently(one, todo, min(self.settings.jobs, len(todo))):
+                    results[item[0]] = result
+                    advance()
         return {item[0]: results[item[0]] for item in todo}
 
     # ------------------------------------------------------------------ artefacts
@@ -678,6 +677,44 @@ class SpecStore:
         ) as progress:
             task = progress.add_task("fetch", total=total)
             yield lambda: progress.advance(task)
+
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def _concurrently(fn: Callable[[_T], _R], items: Sequence[_T], jobs: int) -> Iterator[tuple[_T, _R]]:
+    """``fn`` over ``items`` on ``jobs`` daemon threads; yields (item, result) in completion order.
+
+    Not a ThreadPoolExecutor: its worker threads are joined when the pool is left and again at
+    interpreter exit, so a Ctrl-C or SIGTERM during a fetch waited for the slowest server (up to
+    --timeout) before the process could exit. Daemon workers are abandoned instead; what one leaves
+    half done is what a killed process leaves, which the cache survives (SQLite transactions,
+    checksummed entries). An exception other than the ones ``fn`` returns is re-raised here.
+    """
+    todo: queue.SimpleQueue[_T] = queue.SimpleQueue()
+    done: queue.SimpleQueue[tuple[_T, bool, Any]] = queue.SimpleQueue()
+    for item in items:
+        todo.put(item)
+
+    def worker() -> None:
+        while True:
+            try:
+                item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((item, True, fn(item)))
+            except BaseException as exc:  # handed to the caller's thread, which re-raises it
+                done.put((item, False, exc))
+
+    for i in range(jobs):
+        threading.Thread(target=worker, name=f"ramscope-fetch-{i}", daemon=True).start()
+    for _ in range(len(items)):
+        item, ok, value = done.get()
+        if not ok:
+            raise value
+        yield item, value
 
 
 def _drain(response: httpx.Response) -> bytes:

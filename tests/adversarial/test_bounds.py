@@ -1,0 +1,130 @@
+"""Bounds found missing by the adversarial suite, checked in the library where they live: nearest-operation
+suggestions over huge specs and huge names, skill lookup by name, the per-tier optimiser on adversarial
+alternatives. Time assertions are generous ceilings, not benchmarks."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from ramscope.config import Settings
+from ramscope.derive import MAX_SUGGESTED_ACCESSES, Engine
+from ramscope.resolve import SUGGEST_MAX_CHARS, resolve
+from ramscope.specs import SpecKind, build_index
+from tests._specs import make_spec, rest_operation
+from tests.support.httpserver import LocalHTTPServer
+
+from .hostile import a2a_card, card_doc, dumps, manifest, openapi
+
+
+def _many_ops(n: int) -> dict[str, Any]:
+    return openapi({f"/p{i}/x": {"get": {"operationId": f"operation{i}", "responses": {}}} for i in range(n)})
+
+
+def test_suggestions_for_a_huge_name_over_many_operations_are_bounded() -> None:
+    """A 1 MB operation id against 50,000 operations: suggestions in well under a second each, from the
+    candidates nearest in length; unbounded, difflib compared the whole id with every operation."""
+    index = build_index(make_spec(dumps(_many_ops(50_000))))
+    res, op = rest_operation("x" * 1_000_000, "GET", "/nope" + "y" * 1_000_000)
+    start = time.monotonic()
+    for _ in range(3):
+        found = resolve(res, op, index)
+    elapsed = time.monotonic() - start
+    assert elapsed < 15, elapsed
+    assert found.suggestions  # type: ignore[union-attr]
+    assert all(len(s) < SUGGEST_MAX_CHARS * 2 for s in found.suggestions)  # type: ignore[union-attr]
+
+
+def test_resolve_without_suggestions_says_nothing_near() -> None:
+    index = build_index(make_spec(dumps(_many_ops(10))))
+    res, op = rest_operation("operation1x", "GET", "/p1/y")
+    assert resolve(res, op, index).suggestions  # type: ignore[union-attr]
+    assert resolve(res, op, index, suggest=False).suggestions == ()  # type: ignore[union-attr]
+
+
+def test_a_card_gets_suggestions_for_a_bounded_number_of_accesses(tmp_path: Path) -> None:
+    """400 accesses naming operations a 20,000-operation spec lacks: all unresolved, the first
+    MAX_SUGGESTED_ACCESSES with suggestions, the rest without, in bounded time."""
+    with LocalHTTPServer() as srv:
+        srv.route("/openapi.json", body=dumps(_many_ops(20_000)))
+        m = manifest(srv.url("/openapi.json"))
+        op, acc = m["operations"][0], m["resource_accesses"][0]
+        m["operations"] = [
+            dict(op, id=f"o{i}", api_operation_spec={"operation_id": f"nope{i}", "http_method": "GET"})
+            for i in range(400)
+        ]
+        m["resource_accesses"] = [dict(acc, id=f"a{i}", operation=f"o{i}") for i in range(400)]
+        settings = Settings(cache_dir=tmp_path / "c", allow_private_network=True, timeout=10)
+        start = time.monotonic()
+        with Engine(settings) as engine:
+            report = engine.derive(card_doc(m))
+        elapsed = time.monotonic() - start
+    assert all(not a.complete for a in report.accesses)
+    with_suggestions = [a for a in report.accesses if a.suggestions]
+    assert len(with_suggestions) == MAX_SUGGESTED_ACCESSES
+    assert elapsed < 60, elapsed
+
+
+def test_skills_are_found_by_id_and_name_without_a_scan_per_access() -> None:
+    """100,000 skills, 2,000 lookups by id and by name: a table lookup each, not a scan of every skill."""
+    skills = [{"id": f"s{i}", "name": f"Skill {i}", "description": "d", "tags": []} for i in range(100_000)]
+    index = build_index(make_spec(dumps(a2a_card(skills))), kind_hint=SpecKind.A2A)
+    start = time.monotonic()
+    for i in range(0, 100_000, 100):
+        for name in (f"s{i}", f"Skill {i}"):
+            res, op = rest_operation(path=name)
+            found = resolve(res, op, index)
+            assert found.entry.operation_id == f"s{i}"  # type: ignore[union-attr]
+    assert time.monotonic() - start < 10
+
+
+def test_a_card_of_25000_resources_derives_in_bounded_time(tmp_path: Path) -> None:
+    """Manifest lookups by id were scans: 25,000 resources, operations and accesses took 65 s (each access
+    looks its operation and resource up several times). Now a table per manifest: a few seconds."""
+    m = manifest("https://x.example/s.json")
+    r, o, a = m["resources"][0], m["operations"][0], m["resource_accesses"][0]
+    n = 25_000
+    m["resources"] = [dict(r, id=f"r{i}") for i in range(n)]
+    m["operations"] = [dict(o, id=f"o{i}", resource=f"r{i}") for i in range(n)]
+    m["resource_accesses"] = [dict(a, id=f"a{i}", operation=f"o{i}") for i in range(n)]
+    settings = Settings(cache_dir=tmp_path / "c", offline=True)
+    start = time.monotonic()
+    with Engine(settings) as engine:
+        report = engine.derive(card_doc(m))
+    assert len(report.accesses) == n
+    assert report.accesses[-1].resource == f"r{n - 1}"
+    assert time.monotonic() - start < 40
+
+
+def test_a2a_footprints_are_derived_once_per_agent_not_per_access(tmp_path: Path) -> None:
+    """Breadth x depth: 60 accesses to an agent whose manifest has 60 accesses to another ... 3 levels
+    deep was 60**3 nested derivations, each embedded in full (10 accesses already gave a 17 MB report in
+    1.7 s). Now each agent is derived once per card and later accesses refer to the first."""
+    k, levels = 60, 4
+
+    def fan(url: str) -> dict[str, Any]:
+        m = manifest(url, protocol="A2A", resource_path="listItems", operation_id=None, http_method=None)
+        m["resource_accesses"] = [dict(m["resource_accesses"][0], id=f"a{i}") for i in range(k)]
+        return m
+
+    with LocalHTTPServer() as srv:
+        for lvl in range(levels):
+            doc = a2a_card()
+            if lvl + 1 < levels:
+                doc["resourceAccessManifest"] = fan(srv.url(f"/agent{lvl + 1}.json"))
+            srv.route(f"/agent{lvl}.json", body=dumps(doc))
+        settings = Settings(cache_dir=tmp_path / "c", allow_private_network=True, timeout=10)
+        start = time.monotonic()
+        with Engine(settings) as engine:
+            report = engine.derive(card_doc(fan(srv.url("/agent0.json"))))
+        elapsed = time.monotonic() - start
+    doc = report.to_dict()
+    size = len(json.dumps(doc))
+    assert elapsed < 20, elapsed
+    assert size < 5_000_000, size
+    first, *rest = (a["footprint"] for a in doc["accesses"])
+    assert first["report"]["accesses"][0]["footprint"]["report"]  # level 2 embedded once, inside level 1
+    assert all(f["same_as"] == "a0" and "report" not in f for f in rest)
+    assert all(a["complete"] for a in doc["accesses"])
