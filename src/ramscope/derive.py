@@ -429,7 +429,7 @@ class _CardRun:
                 )
             )
         granted = choice.granted
-        examples = [o.key for o in grants.operations_in(granted)][:20]
+        examples = [o.key for o in grants.operations_in(granted, limit=20)]
         record = AccessRecord(
             **base,
             **record_kw,
