@@ -13,9 +13,20 @@ Threat model pieces defended here:
   ``../../.bashrc``.
 * **Corruption.** Every value is an envelope ending in the SHA-256 of all that
   precedes it; a mismatch (a torn write, a flipped bit, a truncated file)
-  discards the entry and is reported, and the spec is fetched again.
+  discards the entry and is reported, and the spec is fetched again. A large
+  spec body is kept apart from its entry (see below), content-addressed: it is
+  verified against the SHA-256 its entry records whenever it is read.
 * **Several processes.** diskcache is SQLite in WAL mode with per-thread
   connections; writes retry while another process holds the lock.
+
+Large bodies are stored apart. An entry saved with its body's SHA-256 and a body of
+:data:`SEPARATE_BODY_BYTES` or more keeps only its metadata and a reference
+``{"sha256", "size"}`` in the envelope; the body is the value of
+``blob:sha256:<hex>``, stored as it is (no second copy, no second hash: its name
+is its checksum). :meth:`SpecCache.load` reads and verifies both;
+:meth:`SpecCache.peek` reads only the small envelope, which is all a warm run
+needs of a spec whose index is cached. A missing or corrupt body discards the
+entry that refers to it, like any other corruption.
 
 What is *not* defended: someone who can write the cache can feed ramscope any
 spec bytes with a valid envelope. The cache is as trusted as the account that
@@ -25,7 +36,6 @@ runs ramscope; share a cache directory only between processes you trust.
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import hashlib
 import os
 import re
@@ -44,7 +54,9 @@ from ..errors import InputError
 
 __all__ = [
     "CACHE_ENTRY_CORRUPT",
+    "SEPARATE_BODY_BYTES",
     "CacheEntry",
+    "CachePeek",
     "CorruptCacheEntryError",
     "SafeDisk",
     "SpecCache",
@@ -62,6 +74,13 @@ CACHE_ENTRY_CORRUPT = rule(
 _MAGIC = b"RSC1"
 _HEADER = struct.Struct(">4sI")
 _DIGEST_LEN = 32
+#: Bodies at least this large are stored apart from their entry (when the caller gives their hash).
+SEPARATE_BODY_BYTES = 256 * 1024
+#: The metadata key of the reference to a body stored apart (never in what callers store or get).
+_BODY_REF = "_body"
+_BLOB_PREFIX = "blob:sha256:"
+#: diskcache's default: smaller values live in the database row, larger ones in their own file.
+_MIN_FILE_SIZE = 2**15
 #: diskcache's own file names: two levels of hex directories, 28 hex digits, ``.val``.
 _VALUE_FILE = re.compile(r"[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val\Z")
 
@@ -110,13 +129,34 @@ class SafeDisk(diskcache.Disk):
 # --------------------------------------------------------------------------- envelope
 
 
-def _seal(meta: Mapping[str, Any], body: bytes) -> bytes:
+def _seal(meta: Mapping[str, Any], body: bytes) -> list[bytes]:
+    """The envelope, as parts (joined only if small: a large body is not copied to be stored)."""
     meta_json = orjson.dumps(dict(meta))
     head = _HEADER.pack(_MAGIC, len(meta_json))
     digest = hashlib.sha256()
     for part in (head, meta_json, body):
         digest.update(part)
-    return b"".join((head, meta_json, body, digest.digest()))
+    return [head, meta_json, body, digest.digest()]
+
+
+class _PartsReader:
+    """``read(n)`` over several buffers in turn: diskcache copies them to its file without a joined copy."""
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self._parts = [memoryview(p) for p in parts if p]
+        self._i = 0
+        self._at = 0
+
+    def read(self, n: int = -1) -> bytes | memoryview:
+        while self._i < len(self._parts):
+            part = self._parts[self._i]
+            if self._at >= len(part):
+                self._i, self._at = self._i + 1, 0
+                continue
+            chunk = part[self._at :] if n < 0 else part[self._at : self._at + n]
+            self._at += len(chunk)
+            return chunk
+        return b""
 
 
 def _open(data: bytes) -> tuple[dict[str, Any], bytes]:
@@ -137,6 +177,19 @@ def _open(data: bytes) -> tuple[dict[str, Any], bytes]:
     return meta, bytes(view[end_meta:-_DIGEST_LEN])
 
 
+def _check_ref(ref: Any) -> tuple[str, int]:
+    if not (
+        isinstance(ref, dict)
+        and isinstance(sha := ref.get("sha256"), str)
+        and len(sha) == 64
+        and all(c in "0123456789abcdef" for c in sha)
+        and isinstance(size := ref.get("size"), int)
+        and size >= 0
+    ):
+        raise ValueError("its reference to a separately stored body is malformed")
+    return sha, size
+
+
 @dataclass(frozen=True, slots=True)
 class CacheEntry:
     """One verified cache value: ramscope's JSON metadata and the body bytes."""
@@ -144,6 +197,27 @@ class CacheEntry:
     key: str
     meta: Mapping[str, Any]
     body: bytes
+
+    @property
+    def expires_at(self) -> float | None:
+        v = self.meta.get("expires_at")
+        return float(v) if isinstance(v, int | float) else None
+
+    def fresh(self, now: float) -> bool:
+        exp = self.expires_at
+        return exp is not None and now < exp
+
+
+@dataclass(frozen=True, slots=True)
+class CachePeek:
+    """A verified entry's metadata, and its body only if it is kept inline (see :meth:`SpecCache.peek`)."""
+
+    key: str
+    meta: Mapping[str, Any]
+    #: The body when stored inline; ``None`` when it is stored apart (read it with :meth:`SpecCache.load_body`).
+    inline_body: bytes | None
+    body_sha256: str | None
+    body_size: int
 
     @property
     def expires_at(self) -> float | None:
@@ -177,7 +251,28 @@ class SpecCache:
             raise InputError(f"cannot open the spec cache: {exc}", source=str(directory)) from None
 
     def load(self, key: str) -> CacheEntry | None:
-        """The verified entry, ``None`` if absent; raises :class:`CorruptCacheEntryError` after discarding a bad one."""
+        """The verified entry, ``None`` if absent; raises :class:`CorruptCacheEntryError` after discarding a bad one.
+
+        A body stored apart is read and verified too; if it is missing or corrupt the entry is discarded.
+        """
+        peek = self.peek(key)
+        if peek is None:
+            return None
+        if peek.inline_body is not None:
+            return CacheEntry(key=key, meta=peek.meta, body=peek.inline_body)
+        assert peek.body_sha256 is not None
+        try:
+            body = self.load_body(peek.body_sha256, peek.body_size)
+        except CorruptCacheEntryError as exc:
+            self.delete(key)
+            raise CorruptCacheEntryError(key, exc.reason) from None
+        if body is None:
+            self.delete(key)
+            raise CorruptCacheEntryError(key, "its separately stored body is gone")
+        return CacheEntry(key=key, meta=peek.meta, body=body)
+
+    def peek(self, key: str) -> CachePeek | None:
+        """The verified envelope of an entry, without reading a body stored apart; same errors as :meth:`load`."""
         try:
             data = self._cache.get(key, default=None, retry=True)
         except UnsafeEntryError as exc:
@@ -189,15 +284,65 @@ class SpecCache:
             return None
         try:
             meta, body = _open(data)
+            ref = meta.pop(_BODY_REF, None)
+            if ref is None:
+                return CachePeek(key, meta, body, None, len(body))
+            sha, size = _check_ref(ref)
+            if body:
+                raise ValueError("it has both an inline body and a reference to one")
         except ValueError as exc:
             self.delete(key)
             raise CorruptCacheEntryError(key, str(exc)) from None
-        return CacheEntry(key=key, meta=meta, body=body)
+        return CachePeek(key, meta, None, sha, size)
 
-    def save(self, key: str, meta: Mapping[str, Any], body: bytes) -> bool:
-        """Store an entry; False (and nothing stored) if the cache cannot be written now."""
+    def load_body(self, sha256: str, size: int) -> bytes | None:
+        """A body stored apart, verified against its SHA-256; ``None`` if it is absent.
+
+        Raises :class:`CorruptCacheEntryError` (naming the body's key) after discarding a corrupt one.
+        """
+        key = _BLOB_PREFIX + sha256
         try:
-            self._cache.set(key, _seal(meta, body), retry=True)
+            data = self._cache.get(key, default=None, retry=True)
+        except UnsafeEntryError as exc:
+            self.delete(key)
+            raise CorruptCacheEntryError(key, str(exc)) from None
+        except (OSError, sqlite3.Error, diskcache.Timeout):
+            return None
+        if data is None:
+            return None
+        if len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
+            self.delete(key)
+            raise CorruptCacheEntryError(key, "SHA-256 mismatch: the stored body changed since it was written")
+        return bytes(data)
+
+    def save(self, key: str, meta: Mapping[str, Any], body: bytes, *, body_sha256: str | None = None) -> bool:
+        """Store an entry; False (and nothing stored) if the cache cannot be written now.
+
+        Given the body's SHA-256 (hex), a body of :data:`SEPARATE_BODY_BYTES` or more is stored
+        apart from the entry, once per content, and the entry refers to it.
+        """
+        if _BODY_REF in meta:
+            raise ValueError(f"{_BODY_REF!r} is reserved in cache metadata")
+        if body_sha256 is None or len(body) < SEPARATE_BODY_BYTES:
+            return self._set(key, _seal(meta, body))
+        blob = _BLOB_PREFIX + body_sha256
+        try:
+            present = blob in self._cache
+        except (OSError, sqlite3.Error, diskcache.Timeout):
+            present = False
+        # Body first: an entry never refers to a body that was not written. A present body that is
+        # corrupt is found when read, and then discarded with the entries that need it.
+        if not present and not self._set(blob, [body]):
+            return False
+        return self._set(key, _seal({**meta, _BODY_REF: {"sha256": body_sha256, "size": len(body)}}, b""))
+
+    def _set(self, key: str, parts: list[bytes]) -> bool:
+        try:
+            if sum(map(len, parts)) >= _MIN_FILE_SIZE:
+                # Read in 4 MiB chunks. Given bytes, diskcache would write a large value line by line.
+                self._cache.set(key, _PartsReader(parts), read=True, retry=True)
+            else:
+                self._cache.set(key, b"".join(parts), retry=True)
         except (OSError, sqlite3.Error, diskcache.Timeout):
             return False
         return True
@@ -235,6 +380,8 @@ def _http_date(value: str | None) -> float | None:
     if not value:
         return None
     try:
+        import email.utils  # noqa: PLC0415 - only for an Expires header, on a fetch
+
         return email.utils.parsedate_to_datetime(value).timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):
         return None

@@ -420,17 +420,26 @@ def _through(decoders: list[_Inflater], data: bytes, *, final: bool = False) -> 
         yield from _through(rest, b"", final=True)
 
 
+class Digest(Protocol):
+    """What ``read_body`` needs of a ``hashlib`` object."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+
 def read_body(
     response: httpx.Response,
     *,
     limit: int,
     until: Callable[[bytes], bool] | None = None,
+    digest: Digest | None = None,
 ) -> tuple[bytes, bool]:
     """Read and decode a streamed response within ``limit`` bytes and the deadline.
 
     Returns ``(body, complete)``; ``complete`` is False when ``until`` returned
     True for a piece and reading stopped there. ``until`` sees each decoded piece
-    as it arrives (an SSE reader feeds them to its own parser). Raises
+    as it arrives (an SSE reader feeds them to its own parser). ``digest`` (a
+    ``hashlib`` object) is updated with each decoded piece as it arrives, so the
+    body is hashed while it downloads rather than read again afterwards. Raises
     :class:`SpecTooLargeError` or :class:`FetchError` (without a URL: the caller
     adds it) and lets httpx's own errors (timeouts, broken connections) through.
     """
@@ -438,15 +447,21 @@ def read_body(
     if declared is not None and declared.strip().isdigit() and int(declared) > limit and not until:
         raise SpecTooLargeError(f"the server announces {int(declared):,} bytes, over --max-spec-bytes ({limit:,})")
     decoders = _decoders(response.headers.get("content-encoding"))
-    body = bytearray()
+    # Pieces joined once at the end: a growing bytearray copied into bytes would copy the body twice.
+    pieces: list[bytes] = []
+    size = 0
     wire = 0
 
-    def take(pieces: Iterator[bytes]) -> bool:
-        for piece in pieces:
-            if len(body) + len(piece) > limit:
+    def take(decoded: Iterator[bytes]) -> bool:
+        nonlocal size
+        for piece in decoded:
+            if size + len(piece) > limit:
                 what = "after decompression " if decoders else ""
                 raise SpecTooLargeError(f"the body grew past --max-spec-bytes ({limit:,} bytes) {what}".rstrip())
-            body.extend(piece)
+            pieces.append(piece)
+            size += len(piece)
+            if digest is not None:
+                digest.update(piece)
             if until is not None and until(piece):
                 return True
         return False
@@ -458,9 +473,9 @@ def read_body(
             if wire > limit:
                 raise SpecTooLargeError(f"the body grew past --max-spec-bytes ({limit:,} bytes)")
             if take(_through(decoders, raw)):
-                return bytes(body), False
+                return b"".join(pieces), False
         if take(_through(decoders, b"", final=True)):
-            return bytes(body), False
+            return b"".join(pieces), False
     except zlib.error as exc:
         raise FetchError(f"the compressed body is corrupt: {exc}") from None
-    return bytes(body), True
+    return b"".join(pieces), True
