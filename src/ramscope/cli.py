@@ -28,7 +28,6 @@ from .outputs.consent import consent_data, render_html, render_markdown
 from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text
 from .outputs.diff import diff_reports, render_diff_text
 from .outputs.report import Report
-from .outputs.text import render_report_text
 from .policy import Policy, load_policy
 from .schema import SCHEMA_NAMES, load_schema, render
 from .validate import validate
@@ -293,6 +292,8 @@ def _configure_derive(p: argparse.ArgumentParser) -> None:
 def _run_derive(args: argparse.Namespace) -> int:
     reports, worst = _reports(args, args.cards)
     if args.format == "text":
+        from .outputs.text import render_report_text  # noqa: PLC0415 - rich: only for text output
+
         color = args.output is None and sys.stdout.isatty()
         _emit(args, "".join(render_report_text(r, color=color) for r in reports))
     elif len(reports) == 1 and len(args.cards) == 1 and worst == EXIT_OK:
