@@ -11,8 +11,8 @@ form is split into sections that are decoded only when asked for::
     1 ids      key table: operation id -> positions
     2 paths    key table: "METHOD normalised-path" -> positions, every spelling of each path
     3 groups   u32 per operation: its requirement set (index into the header's list)
-    4 offsets  u32 per operation, plus one: where its record starts in section 5
-    5 records  one JSON array per operation
+    4 offsets  u32 per block of 32 operations, plus one: where it starts in section 5
+    5 records  one JSON array per block, of one array (a record) per operation
 
 A key table is searched in place, never decoded whole (Graph beta has 22,000 ids)::
 
@@ -47,7 +47,7 @@ from .model import (
     SpecIndex,
     SpecKind,
     bitmask,
-    path_spellings,
+    normalize_path,
     reqs_from_json,
     reqs_to_json,
     scheme_from_dict,
@@ -58,11 +58,14 @@ __all__ = ["COMPACT_VERSION", "CompactError", "CompactOperations", "decode", "en
 
 MAGIC = b"RSIX"
 #: Bump with any change of the layout (the index format version is in the cache key too).
-COMPACT_VERSION = 1
+COMPACT_VERSION = 2
 _HEAD = struct.Struct("<4sII")
 _SECTION = struct.Struct("<II")
 _SECTIONS = 6
 _U32 = "I"
+#: Operations per record block: decoding one costs little more than decoding one record,
+#: and encoding a block at a time saves a call per operation.
+BLOCK = 32
 
 
 def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]) -> bytes:
@@ -76,18 +79,33 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
     ids: dict[str, list[int]] = {}
     paths: dict[str, list[int]] = {}
     bases = list(index.base_paths)
-    records: list[bytes] = []
+    blocks: list[bytes] = []
+    block: list[list[Any]] = []
+    normalized: dict[str, str] = {}  # methods of one path, and one base path, share their spellings
     for i, op in enumerate(ops):
-        g = group_ids.get(op.requirements)
+        reqs = op.requirements
+        g = group_ids.get(reqs)
         if g is None:
-            g = group_ids[op.requirements] = len(group_reqs)
-            group_reqs.append(reqs_to_json(op.requirements))
+            g = group_ids[reqs] = len(group_reqs)
+            group_reqs.append(reqs_to_json(reqs))
         groups.append(g)
         if op.operation_id:
             ids.setdefault(op.operation_id, []).append(i)
-        for spelling in path_spellings(op):
-            paths.setdefault(f"{op.method} {spelling}", []).append(i)
-        records.append(orjson.dumps(_record(op, g, bases)))
+        seen: list[str] = []
+        for p in (op.path, op.full_path, *op.alt_paths):  # what path_spellings() gives, memoised
+            if p:
+                n = normalized.get(p)
+                if n is None:
+                    n = normalized[p] = normalize_path(p)
+                if n not in seen:
+                    seen.append(n)
+                    paths.setdefault(f"{op.method} {n}", []).append(i)
+        block.append(_record(op, g, bases))
+        if len(block) == BLOCK:
+            blocks.append(orjson.dumps(block))
+            block = []
+    if block:
+        blocks.append(orjson.dumps(block))
     header = {
         "built_from": built_from,
         "deps": [list(d) for d in deps],
@@ -107,7 +125,7 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
             "extra": dict(index.extra),
         },
     }
-    offsets = array(_U32, accumulate(map(len, records), initial=0))
+    offsets = array(_U32, accumulate(map(len, blocks), initial=0))
     little = struct.pack("=I", 1) == struct.pack("<I", 1)
     sections: list[list[bytes]] = [
         [orjson.dumps(header)],
@@ -115,7 +133,7 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
         [_pack_table(paths, little)],
         [groups.tobytes() if little else _swapped(groups)],
         [offsets.tobytes() if little else _swapped(offsets)],
-        records,  # joined once, with everything else, below
+        blocks,  # joined once, with everything else, below
     ]
     # Each section starts 8-aligned, so the integer tables can be read in place.
     out: list[bytes] = [b""]
@@ -169,7 +187,7 @@ def decode(data: bytes) -> tuple[SpecIndex, str, list[tuple[str, str]]]:
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CompactError(f"bad header: {exc}") from None
     groups = _u32s(sections[3], n_ops)
-    offsets = _u32s(sections[4], n_ops + 1)
+    offsets = _u32s(sections[4], -(-n_ops // BLOCK) + 1)
     records = sections[5]
     if offsets[0] != 0 or offsets[-1] != len(records):
         raise CompactError("record offsets do not span the records")
@@ -353,6 +371,7 @@ class CompactOperations(OperationTable):
         self._paths = paths
         self._bases = bases
         self._decoded: dict[int, OperationEntry] = {}
+        self._blocks: dict[int, list[Any]] = {}
 
     def __len__(self) -> int:
         return self._n
@@ -394,8 +413,11 @@ class CompactOperations(OperationTable):
     def _at(self, k: int) -> OperationEntry:
         hit = self._decoded.get(k)
         if hit is None:
-            raw = orjson.loads(self._records[self._offsets[k] : self._offsets[k + 1]])
-            hit = self._decoded[k] = _entry(raw, self._group_reqs[self._groups[k]], self._bases)
+            b = k // BLOCK
+            block = self._blocks.get(b)
+            if block is None:
+                block = self._blocks[b] = orjson.loads(self._records[self._offsets[b] : self._offsets[b + 1]])
+            hit = self._decoded[k] = _entry(block[k % BLOCK], self._group_reqs[self._groups[k]], self._bases)
         return hit
 
     # ---- the lookups SpecIndex asks an OperationTable for
