@@ -146,6 +146,12 @@ def connect_socket(ip: str, port: int, timeout: float | None) -> httpcore.Networ
     return _SYNC.connect_tcp(ip, port, timeout=timeout, socket_options=[])
 
 
+#: Bytes asked of the socket per read. httpcore asks for 64 KiB, and every read then costs
+#: a pass through h11 and httpcore: a 47 MB spec took 0.20 s to read that way, 0.16 s this way.
+#: (TLS sockets return one record, 16 KiB at most, whatever is asked.)
+READ_SIZE = 1024 * 1024
+
+
 class _DeadlineStream(httpcore.NetworkStream):
     """Clamps every read and write of a connection to the current exchange's deadline."""
 
@@ -153,7 +159,7 @@ class _DeadlineStream(httpcore.NetworkStream):
         self._inner = inner
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _clamp(timeout, httpcore.ReadTimeout))
+        return self._inner.read(max(max_bytes, READ_SIZE), _clamp(timeout, httpcore.ReadTimeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._inner.write(buffer, _clamp(timeout, httpcore.WriteTimeout))
