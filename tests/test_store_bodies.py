@@ -258,3 +258,68 @@ def test_fetched_spec_needs_a_body_or_a_loader(server: LocalHTTPServer, make_set
     lazy = FetchedSpec(**base, body_loader=lambda: b"abc", size=3)
     assert lazy == FetchedSpec(**base, body=b"abc")
     assert lazy.to_record()["bytes"] == 3
+
+
+# --------------------------------------------------------------------------- URL facts
+
+
+def test_remembered_url_is_judged_by_the_current_policy(server: LocalHTTPServer, make_settings: MakeSettings) -> None:
+    """A URL parsed in an earlier run is not parsed again, but the address policy is applied again."""
+    from ramscope.errors import BlockedURLError
+
+    server.route("/spec.json", body=big_spec())
+    url = server.url("/spec.json")
+    with SpecStore(make_settings()) as store:
+        store.get(url)
+    with SpecStore(make_settings(allow_private_network=False)) as store, pytest.raises(BlockedURLError):
+        store.get(url)
+    with SpecStore(make_settings()) as store:
+        assert store.get(url).origin is Origin.CACHE
+
+
+def test_corrupt_url_facts_are_parsed_again(server: LocalHTTPServer, make_settings: MakeSettings) -> None:
+    server.route("/spec.json", body=big_spec())
+    url = server.url("/spec.json")
+    settings = make_settings()
+    with SpecStore(settings) as store:
+        store.get(url)
+    with sqlite3.connect(settings.cache_dir / "cache.db") as db:
+        db.execute("UPDATE Cache SET value = ? WHERE key = ?", (b"garbage" * 10, f"url:{url}"))
+    with SpecStore(settings) as store:
+        assert store.get(url).origin is Origin.CACHE
+
+
+def test_warm_derive_imports_no_http_stack(
+    server: LocalHTTPServer, make_settings: MakeSettings, write_card: Callable[..., Path]
+) -> None:
+    """A derive answered from the cache never imports httpx, httpcore, h2, ssl, PyYAML or rich."""
+    import subprocess
+    import sys
+
+    server.route("/spec.json", body=big_spec())
+    card = write_card(
+        {
+            "resources": [{"id": "r", "interaction_protocol": "REST", "spec": {"spec_url": server.url("/spec.json")}}],
+            "operations": [{"id": "o", "resource": "r", "api_operation_spec": {"operation_id": "get1"}}],
+            "resource_accesses": [{"id": "a", "operation": "o", "identity_used": "END_USER", "necessity": "REQUIRED"}],
+        }
+    )
+    cache = make_settings().cache_dir
+    script = (
+        "import io, sys, contextlib\n"
+        "from ramscope.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['--cache-dir', {str(cache)!r}, '--allow-private-network', 'derive', {str(card)!r}])\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('httpx', 'httpcore', 'h11', 'h2', 'ssl', 'yaml', 'rich'))\n"
+        "print(code, heavy)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    runs = [
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, check=True)
+        for _ in range(2)
+    ]
+    code, _, cold = runs[0].stdout.partition(" ")
+    assert "'httpx'" in cold  # the cold run fetched
+    assert "yaml" not in cold  # a JSON card, no cassette
+    assert runs[1].stdout.strip() == f"{code} []"

@@ -46,8 +46,8 @@ from ..errors import (
 from ..specs.model import SpecKind
 from .cache import CACHE_ENTRY_CORRUPT, CacheEntry, CachePeek, CorruptCacheEntryError, SpecCache, freshness
 from .fetchers import FetchContext, Fetcher, FetcherResult, registered_fetchers
-from .guard import AddressBlockedError, AddressPolicy, CheckedURL, check_url
-from .keys import body_digest, canonical_url, exchange_key
+from .guard import AddressBlockedError, AddressPolicy, CheckedURL, check_url, judge_host
+from .keys import body_digest, canonical_url, document_key, exchange_key
 from .model import Exchange, FetchedSpec, Origin, rfc3339
 
 if TYPE_CHECKING:
@@ -104,6 +104,18 @@ def __getattr__(name: str) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class _URLFacts:
+    """What parsing a spec URL established, the same in every run: its canonical form, its host as sent."""
+
+    canonical: str
+    host: str
+
+
+#: Cache keys of remembered URL facts (see SpecStore._url_facts).
+_FACTS_PREFIX = "url:"
+
+
+@dataclass(frozen=True, slots=True)
 class _Hop:
     url: httpx.URL
     status: int
@@ -154,6 +166,7 @@ class SpecStore:
         self._client: httpx.Client | None = None
         self._cache: SpecCache | None = None
         self._memo: dict[tuple[str, str], Future[Any]] = {}
+        self._facts: dict[str, _URLFacts] = {}
         self._diagnostics: dict[tuple[str, str], Diagnostic] = {}
         self._closed = False
         # Recording wants every exchange of the run in the file, so the cache may not answer.
@@ -209,8 +222,7 @@ class SpecStore:
     def get(self, url: str, *, kind_hint: SpecKind | None = None) -> FetchedSpec:
         """The spec at ``url``, fetched at most once per run; raises :class:`FetchError` subclasses."""
         fetcher = self._fetchers.get(kind_hint) if kind_hint is not None else None
-        checked = check_url(url, self.policy)
-        memo_key = (canonical_url(checked.url), kind_hint.value if fetcher is not None and kind_hint else "GET")
+        memo_key = (self._url_facts(url).canonical, kind_hint.value if fetcher is not None and kind_hint else "GET")
         if fetcher is not None and kind_hint is not None:
             return self._once(memo_key, lambda: self._get_with_fetcher(url, kind_hint, fetcher))
         if kind_hint is SpecKind.MCP:
@@ -352,6 +364,43 @@ class SpecStore:
         fut.set_result(value)
         return value
 
+    def _url_facts(self, url: str) -> _URLFacts:
+        """The URL guard's verdict on ``url`` and its canonical form; raises :class:`BlockedURLError`.
+
+        :func:`check_url` parses with httpx, and importing httpx costs a warm run more than
+        everything else it does. So what the parse established (canonical form, host) is
+        remembered in the cache under the URL as written, and a later run re-applies only
+        the part of the check that depends on the policy (:func:`judge_host`) to it: the same
+        verdict, since the rest depends on the URL alone.
+        """
+        facts = self._facts.get(url)
+        if facts is None:
+            facts = self._remembered_facts(url)
+            if facts is not None:
+                self._facts[url] = facts
+        if facts is not None:
+            judge_host(facts.host, self.policy, url)
+            return facts
+        checked = check_url(url, self.policy)
+        facts = self._facts[url] = _URLFacts(canonical_url(checked.url), checked.host)
+        self._cache_store().save(
+            _FACTS_PREFIX + url, {"v": _META_VERSION, "canonical": facts.canonical, "host": facts.host}, b""
+        )
+        return facts
+
+    def _remembered_facts(self, url: str) -> _URLFacts | None:
+        try:
+            peek = self._cache_store().peek(_FACTS_PREFIX + url)
+        except CorruptCacheEntryError:
+            return None  # discarded; parsed again
+        if peek is None:
+            return None
+        m = peek.meta
+        canonical, host = m.get("canonical"), m.get("host")
+        if m.get("v") != _META_VERSION or not isinstance(canonical, str) or not isinstance(host, str):
+            return None
+        return _URLFacts(canonical, host)
+
     def _get_document(self, url: str, kind_hint: SpecKind | None) -> FetchedSpec:
         diags: list[Diagnostic] = []
         cached = self._cached_document(url, kind_hint, diags)
@@ -380,9 +429,9 @@ class SpecStore:
         offline = self.settings.offline
         if self._bypass_cache and not offline:
             return None
-        checked = check_url(url, self.policy)
-        key = exchange_key("GET", checked.url)
-        peek = self._peek(key, str(checked.url), diags)
+        where = self._url_facts(url).canonical
+        key = document_key(where)
+        peek = self._peek(key, where, diags)
         if peek is None:
             return None
         now = self._clock()
@@ -396,13 +445,13 @@ class SpecStore:
         extra: dict[str, Any] = {}
         if not fresh:
             extra["stale"] = True
-            diags.append(STALE_SPEC("", f"offline: using the cached copy of {checked.url}, past its freshness"))
+            diags.append(STALE_SPEC("", f"offline: using the cached copy of {where}, past its freshness"))
         body = peek.inline_body
         ex = self._exchange_from_meta(m, body or b"", diags, extra)
         if body is not None:
             return self._spec_from(url, kind_hint, ex, ex.media_type)
         assert peek.body_sha256 is not None
-        loader = self._body_loader(key, str(checked.url), peek.body_sha256, peek.body_size)
+        loader = self._body_loader(key, where, peek.body_sha256, peek.body_size)
         return self._spec_from(url, kind_hint, ex, ex.media_type, body_loader=loader, size=peek.body_size)
 
     def _body_loader(self, key: str, url: str, sha256: str, size: int) -> Callable[[], bytes]:
@@ -666,14 +715,17 @@ class SpecStore:
             return self._client
 
     def _make_transport(self) -> httpx.BaseTransport:
-        from .cassette import ReplayTransport  # noqa: PLC0415
-        from .http import GuardedTransport  # noqa: PLC0415
-
         if self._cassette is not None and not self.settings.record:
+            from .cassette import ReplayTransport  # noqa: PLC0415
+
             return ReplayTransport(self._cassette)
         if self.settings.offline:  # pragma: no cover - exchange() raises before asking for a client
             raise OfflineMissError("offline: the network is not used")
-        return self._transport or GuardedTransport(self.policy, resolver=self._resolver)
+        if self._transport is not None:
+            return self._transport
+        from .http import GuardedTransport  # noqa: PLC0415
+
+        return GuardedTransport(self.policy, resolver=self._resolver)
 
     # ------------------------------------------------------------------ internals: cache
 
