@@ -110,6 +110,21 @@ def test_lookups_decode_only_what_they_return() -> None:
     assert len(ops) == 47
 
 
+def test_hash_collisions_cost_nothing_but_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tables hold CRC-32s, not keys: with every key colliding, look-ups still answer exactly."""
+    import ramscope.specs.compact as compact
+
+    monkeypatch.setattr(compact, "_hash", lambda key: 7)
+    built = build_index(make_spec(_doc()))
+    again = _round_trip(built)
+    for op_id, entries in built.by_operation_id.items():
+        assert again.by_operation_id[op_id] == entries
+    for key, entries in built.by_method_path.items():
+        assert again.by_method_path[key] == entries
+    assert again.by_operation_id.get("nope") is None
+    assert again.by_method_path.get(("GET", "/pets/{}/nope")) is None
+
+
 def test_duplicate_ids_and_spellings() -> None:
     """Several operations under one id or one path spelling come back together, in spec order."""
     built = build_index(make_spec(_doc()))
