@@ -114,7 +114,7 @@ def test_hash_collisions_cost_nothing_but_time(monkeypatch: pytest.MonkeyPatch) 
     """The tables hold CRC-32s, not keys: with every key colliding, look-ups still answer exactly."""
     import ramscope.specs.compact as compact
 
-    monkeypatch.setattr(compact, "_hash", lambda key: 7)
+    monkeypatch.setattr(compact, "_crc32", lambda data, value=0: 7)
     built = build_index(make_spec(_doc()))
     again = _round_trip(built)
     for op_id, entries in built.by_operation_id.items():

@@ -36,7 +36,7 @@ from __future__ import annotations
 import struct
 import zlib
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate, chain
 from typing import Any, overload
@@ -84,12 +84,16 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
     group_ids: dict[Any, int] = {}
     group_reqs: list[Any] = []
     groups = array(_U32)
-    ids: dict[str, list[int]] = {}
-    paths: dict[str, list[int]] = {}
+    # Tables keyed by hash: keys that collide share a list (of increasing positions, each once).
+    ids: dict[int, list[int]] = {}
+    paths: dict[int, list[int]] = {}
     bases = list(index.base_paths)
     blocks: list[bytes] = []
     block: list[list[Any]] = []
-    normalized: dict[str, str] = {}  # methods of one path, and one base path, share their spellings
+    # The methods of one path, and one base path, share their spellings: normalised and encoded once.
+    spelled: dict[str, bytes] = {}
+    method_crc: dict[str, int] = {}
+    crc32 = _crc32
     for i, op in enumerate(ops):
         reqs = op.requirements
         g = group_ids.get(reqs)
@@ -98,16 +102,19 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
             group_reqs.append(reqs_to_json(reqs))
         groups.append(g)
         if op.operation_id:
-            ids.setdefault(op.operation_id, []).append(i)
-        seen: list[str] = []
-        for p in (op.path, op.full_path, *op.alt_paths):  # what path_spellings() gives, memoised
+            _file(ids, crc32(op.operation_id.encode("utf-8", "surrogatepass")), i)
+        mc = method_crc.get(op.method)
+        if mc is None:  # _hash(f"{method} {path}"), computed as a continuation of the method's CRC
+            mc = method_crc[op.method] = crc32(f"{op.method} ".encode("utf-8", "surrogatepass"))
+        seen: list[bytes] = []
+        for p in (op.path, op.full_path, *op.alt_paths):  # what path_spellings() gives
             if p:
-                n = normalized.get(p)
-                if n is None:
-                    n = normalized[p] = normalize_path(p)
-                if n not in seen:
-                    seen.append(n)
-                    paths.setdefault(f"{op.method} {n}", []).append(i)
+                nb = spelled.get(p)
+                if nb is None:
+                    nb = spelled[p] = normalize_path(p).encode("utf-8", "surrogatepass")
+                if nb not in seen:
+                    seen.append(nb)
+                    _file(paths, crc32(nb, mc), i)
         block.append(_record(op, g, bases))
         if len(block) == BLOCK:
             blocks.append(zlib.compress(orjson.dumps(block), 1))
@@ -235,19 +242,32 @@ def _swapped(a: array[int]) -> bytes:  # pragma: no cover - big-endian hosts
     return b.tobytes()
 
 
+#: The tables' hash: CRC-32, chained (crc32(b"GET " + path) == crc32(path, crc32(b"GET "))).
+_crc32 = zlib.crc32
+
+
 def _hash(key: str) -> int:
-    return zlib.crc32(key.encode("utf-8", "surrogatepass"))
+    return _crc32(key.encode("utf-8", "surrogatepass"))
 
 
-def _pack_table(table: dict[str, list[int]], little: bool) -> bytes:
-    """A hash table (see the module docstring): CRC-32s sorted, positions in the same order."""
-    items = sorted((_hash(k), v) for k, v in table.items())
-    hashes = array(_U32, (h for h, _ in items))
-    value_end = array(_U32, accumulate(len(v) for _, v in items))
-    positions = array(_U32, chain.from_iterable(v for _, v in items))
+def _file(table: dict[int, list[int]], h: int, position: int) -> None:
+    filed = table.get(h)
+    if filed is None:
+        table[h] = [position]
+    elif filed[-1] != position:
+        filed.append(position)
+
+
+def _pack_table(table: dict[int, list[int]], little: bool) -> bytes:
+    """A hash table (see the module docstring): hashes sorted, positions in the same order."""
+    order = sorted(table)
+    values = [table[h] for h in order]
+    hashes = array(_U32, order)
+    value_end = array(_U32, accumulate(map(len, values)))
+    positions = array(_U32, chain.from_iterable(values))
     ints = [hashes, value_end, positions]
     parts = [a.tobytes() for a in ints] if little else [_swapped(a) for a in ints]
-    return b"".join([struct.pack("<I", len(items)), *parts])
+    return b"".join([struct.pack("<I", len(order)), *parts])
 
 
 class _Table:
@@ -265,11 +285,10 @@ class _Table:
     def candidates(self, key: str) -> list[int]:
         """Positions filed under the key's hash, in spec order; some may belong to another key."""
         h = _hash(key)
-        lo, hi = bisect_left(self._hashes, h), bisect_right(self._hashes, h)
-        out: list[int] = []
-        for i in range(lo, hi):
-            out.extend(self._values[self._value_end[i - 1] if i else 0 : self._value_end[i]])
-        return sorted(set(out)) if hi - lo > 1 else out  # one operation may sit under two colliding keys
+        i = bisect_left(self._hashes, h)
+        if i == len(self._hashes) or self._hashes[i] != h:
+            return []
+        return list(self._values[self._value_end[i - 1] if i else 0 : self._value_end[i]])
 
 
 # --------------------------------------------------------------------------- records
