@@ -323,3 +323,49 @@ def test_warm_derive_imports_no_http_stack(
     assert "'httpx'" in cold  # the cold run fetched
     assert "yaml" not in cold  # a JSON card, no cassette
     assert runs[1].stdout.strip() == f"{code} []"
+
+
+def test_prefetch_answers_cached_specs_without_threads(
+    server: LocalHTTPServer, make_settings: MakeSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm prefetch starts no worker thread (each would open its own SQLite connection); a miss still does."""
+    import ramscope.store.store as store_module
+
+    for i in range(3):
+        server.route(f"/s{i}.json", body=big_spec(pad=10 * i))
+    urls = [(server.url(f"/s{i}.json"), None) for i in range(3)]
+    with SpecStore(make_settings()) as store:
+        store.prefetch(urls[:2])
+    pools: list[int] = []
+    real = store_module.ThreadPoolExecutor
+
+    def counting(*a: Any, **kw: Any) -> Any:
+        pools.append(kw.get("max_workers", 0))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(store_module, "ThreadPoolExecutor", counting)
+    with SpecStore(make_settings()) as store:
+        got = store.prefetch(urls[:2])
+        assert pools == []
+        assert all(not isinstance(r, FetchError) and r.origin is Origin.CACHE for r in got.values())
+        assert got[urls[0][0]] is store.get(urls[0][0])
+        store.prefetch([*urls, ("https://x.invalid:99999/", None)])
+    assert pools == [2]  # the uncached spec and the bad URL
+
+
+def test_corrupt_entry_found_by_prefetch_is_reported_with_the_refetch(
+    server: LocalHTTPServer, make_settings: MakeSettings
+) -> None:
+    server.route("/spec.json", body=b'{"openapi": "3.0.3", "paths": {}}')
+    settings = make_settings()
+    url = server.url("/spec.json")
+    with SpecStore(settings) as store:
+        store.get(url)
+    with sqlite3.connect(settings.cache_dir / "cache.db") as db:
+        (value,) = db.execute("SELECT value FROM Cache WHERE key = ?", (f"spec:GET:{url}",)).fetchone()
+        db.execute("UPDATE Cache SET value = ? WHERE key = ?", (value[:-1] + b"\x00", f"spec:GET:{url}"))
+    with SpecStore(settings) as store:
+        spec = store.prefetch([(url, None)])[url]
+        assert not isinstance(spec, FetchError)
+        assert spec.origin is Origin.NETWORK
+        assert "cache-entry-corrupt" in [d.code for d in spec.diagnostics]

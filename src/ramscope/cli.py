@@ -24,9 +24,6 @@ from .card import load_card
 from .config import Settings, default_cache_dir
 from .diagnostics import Severity, has_errors
 from .errors import InputError, RamscopeError
-from .outputs.consent import consent_data, render_html, render_markdown
-from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text
-from .outputs.diff import diff_reports, render_diff_text
 from .outputs.report import Report
 from .policy import Policy, load_policy
 from .schema import SCHEMA_NAMES, load_schema, render
@@ -166,6 +163,8 @@ def _configure_validate(p: argparse.ArgumentParser) -> None:
 
 
 def _run_validate(args: argparse.Namespace) -> int:
+    from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text  # noqa: PLC0415
+
     results: list[CardDiagnostics] = []
     for path in args.cards:
         card = load_card(path)
@@ -344,6 +343,8 @@ def _run_consent(args: argparse.Namespace) -> int:
     with _engine(args) as engine:
         report = engine.derive(card)
     provider = card.document.get("provider")
+    from .outputs.consent import consent_data, render_html, render_markdown  # noqa: PLC0415
+
     data = consent_data(
         report,
         description=card.description,
@@ -377,6 +378,8 @@ def _run_diff(args: argparse.Namespace) -> int:
     with _engine(args) as engine:
         old = _report_dict(engine, args.old)
         new = _report_dict(engine, args.new)
+    from .outputs.diff import diff_reports, render_diff_text  # noqa: PLC0415
+
     d = diff_reports(old, new)
     if args.format == "json":
         sys.stdout.write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")

@@ -167,6 +167,8 @@ class SpecStore:
         self._cache: SpecCache | None = None
         self._memo: dict[tuple[str, str], Future[Any]] = {}
         self._facts: dict[str, _URLFacts] = {}
+        #: Diagnostics of a cache look-up that could not answer, for the get() that then fetches.
+        self._carried: dict[str, list[Diagnostic]] = {}
         self._diagnostics: dict[tuple[str, str], Diagnostic] = {}
         self._closed = False
         # Recording wants every exchange of the run in the file, so the cache may not answer.
@@ -250,17 +252,56 @@ class SpecStore:
                 return exc
 
         with self._progress(len(todo)) as advance:
-            if self.settings.jobs <= 1 or len(todo) <= 1:
-                for item in todo:
+            # What the cache answers is answered here: a worker thread would open its own
+            # SQLite connection to the cache (a few ms each), only to read a few rows.
+            rest: list[tuple[str, SpecKind | None]] = []
+            for item in todo:
+                cached = self._cached_only(*item)
+                if cached is None:
+                    rest.append(item)
+                else:
+                    results[item[0]] = cached
+                    advance()
+            if self.settings.jobs <= 1 or len(rest) <= 1:
+                for item in rest:
                     results[item[0]] = one(item)
                     advance()
             else:
-                with ThreadPoolExecutor(max_workers=min(self.settings.jobs, len(todo))) as pool:
-                    futures = {pool.submit(one, item): item for item in todo}
+                with ThreadPoolExecutor(max_workers=min(self.settings.jobs, len(rest))) as pool:
+                    futures = {pool.submit(one, item): item for item in rest}
                     for fut in as_completed(futures):
                         results[futures[fut][0]] = fut.result()
                         advance()
         return {item[0]: results[item[0]] for item in todo}
+
+    def _cached_only(self, url: str, kind_hint: SpecKind | None) -> FetchedSpec | None:
+        """``get(url)`` if the cache alone answers it (and nothing else is fetching it), else ``None``."""
+        fetcher = self._fetchers.get(kind_hint) if kind_hint is not None else None
+        if fetcher is not None or kind_hint is SpecKind.MCP:
+            return None
+        try:
+            facts = self._url_facts(url)
+        except FetchError:
+            return None  # get() raises it again, as the result of this URL
+        memo_key = (facts.canonical, "GET")
+        with self._lock:
+            fut = self._memo.get(memo_key)
+        if fut is not None:  # asked for before in this run: its answer, if there is one yet
+            answered: FetchedSpec | None = fut.result() if fut.done() and fut.exception() is None else None
+            return answered
+        diags: list[Diagnostic] = []
+        spec = self._cached_document(url, kind_hint, diags)
+        with self._lock:
+            if spec is None:
+                if diags:  # a corrupt entry was discarded: said again by the get() that refetches it
+                    self._carried.setdefault(facts.canonical, []).extend(diags)
+                return None
+            if memo_key in self._memo:
+                return None
+            done: Future[Any] = Future()
+            done.set_result(spec)
+            self._memo[memo_key] = done
+        return spec
 
     # ------------------------------------------------------------------ artefacts
 
@@ -402,7 +443,9 @@ class SpecStore:
         return _URLFacts(canonical, host)
 
     def _get_document(self, url: str, kind_hint: SpecKind | None) -> FetchedSpec:
-        diags: list[Diagnostic] = []
+        canonical = self._url_facts(url).canonical
+        with self._lock:
+            diags: list[Diagnostic] = self._carried.pop(canonical, [])
         cached = self._cached_document(url, kind_hint, diags)
         if cached is not None:
             return cached
