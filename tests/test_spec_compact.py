@@ -232,3 +232,18 @@ def _normalize_reference(path: str) -> str:
 @given(st.text(alphabet="/{}ab+ \t", max_size=14))
 def test_normalize_path_fast_path_agrees(path: str) -> None:
     assert normalize_path(path) == _normalize_reference(path)
+
+
+@settings(max_examples=3000)
+@given(
+    st.text(alphabet="/ab+ .", min_size=1, max_size=8).map(lambda b: "/" + b),
+    st.text(alphabet="/{}ab+ \t", max_size=12).map(lambda p: "/" + p),
+)
+def test_base_prefix_lemma(base: str, path: str) -> None:
+    """What lets the compact index file base + path spellings under the path alone."""
+    from hypothesis import assume
+
+    from ramscope.specs.compact import _clean_base, _prefixable
+
+    assume(_clean_base(base) and _prefixable(path, normalize_path(path).encode()))
+    assert normalize_path(base + path) == base + normalize_path(path)

@@ -10,6 +10,7 @@ form is split into sections that are decoded only when asked for::
                distinct requirement sets, what the cache check needs (built_from, deps)
     1 ids      hash table: operation id -> positions
     2 paths    hash table: "METHOD normalised-path" -> positions, every spelling of each path
+               but those that are a base path plus the path's own (see _prefixable)
     3 groups   u32 per operation: its requirement set (index into the header's list)
     4 offsets  u32 per block of 256 operations, plus one: where it starts in section 5
     5 records  per block, a zlib-compressed JSON array of one array (a record) per operation
@@ -64,7 +65,7 @@ __all__ = ["COMPACT_VERSION", "CompactError", "CompactOperations", "decode", "en
 
 MAGIC = b"RSIX"
 #: Bump with any change of the layout (the index format version is in the cache key too).
-COMPACT_VERSION = 4
+COMPACT_VERSION = 5
 _HEAD = struct.Struct("<4sII")
 _SECTION = struct.Struct("<II")
 _SECTIONS = 6
@@ -93,6 +94,7 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
     # The methods of one path, and one base path, share their spellings: normalised and encoded once.
     spelled: dict[str, bytes] = {}
     method_crc: dict[str, int] = {}
+    clean_bases = [b for b in bases if _clean_base(b)]
     crc32 = _crc32
     for i, op in enumerate(ops):
         reqs = op.requirements
@@ -107,14 +109,24 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
         if mc is None:  # _hash(f"{method} {path}"), computed as a continuation of the method's CRC
             mc = method_crc[op.method] = crc32(f"{op.method} ".encode("utf-8", "surrogatepass"))
         seen: list[bytes] = []
-        for p in (op.path, op.full_path, *op.alt_paths):  # what path_spellings() gives
-            if p:
-                nb = spelled.get(p)
-                if nb is None:
-                    nb = spelled[p] = normalize_path(p).encode("utf-8", "surrogatepass")
-                if nb not in seen:
-                    seen.append(nb)
-                    _file(paths, crc32(nb, mc), i)
+        path = op.path
+        prefixable = False
+        if path:
+            own = spelled.get(path)
+            if own is None:
+                own = spelled[path] = normalize_path(path).encode("utf-8", "surrogatepass")
+            prefixable = _prefixable(path, own)
+        for p in (path, op.full_path, *op.alt_paths):  # what path_spellings() gives
+            if not p:
+                continue
+            if prefixable and p is not path and any(p == b + path for b in clean_bases):
+                continue  # a clean base + the path: found through the base (see _prefixable)
+            nb = spelled.get(p)
+            if nb is None:
+                nb = spelled[p] = normalize_path(p).encode("utf-8", "surrogatepass")
+            if nb not in seen:
+                seen.append(nb)
+                _file(paths, crc32(nb, mc), i)
         block.append(_record(op, g, bases))
         if len(block) == BLOCK:
             blocks.append(zlib.compress(orjson.dumps(block), 1))
@@ -250,6 +262,31 @@ def _hash(key: str) -> int:
     return _crc32(key.encode("utf-8", "surrogatepass"))
 
 
+def _clean_base(base: str) -> bool:
+    """A base path that normalisation leaves as it is, and that no neighbour can change."""
+    return (
+        len(base) > 1
+        and base.startswith("/")
+        and not base.endswith("/")
+        and base == base.strip()
+        and "//" not in base
+        and "{" not in base
+        and "}" not in base
+    )
+
+
+def _prefixable(path: str, normalized: bytes) -> bool:
+    """Whether ``normalize_path(base + path) == base + normalize_path(path)`` for every clean base.
+
+    True when the path starts with "/", has no surrounding whitespace, and does not normalise
+    to "/" (``normalized`` is its normal form, encoded): normalisation then never reaches
+    across the junction (a property test checks it). Such base + path spellings are not filed
+    in the path table; a look-up finds them by trying the spelling with each clean base prefix
+    removed, and confirms every candidate against its record.
+    """
+    return path.startswith("/") and path == path.strip() and normalized != b"/"
+
+
 def _file(table: dict[int, list[int]], h: int, position: int) -> None:
     filed = table.get(h)
     if filed is None:
@@ -376,6 +413,7 @@ class CompactOperations(OperationTable):
         self._bases = bases
         self._decoded: dict[int, OperationEntry] = {}
         self._blocks: dict[int, list[Any]] = {}
+        self.clean_bases = [b for b in bases if _clean_base(b)]
 
     def __len__(self) -> int:
         return self._n
@@ -478,11 +516,11 @@ class _PathLookup(Mapping[tuple[str, str], list[OperationEntry]]):
         if not (isinstance(key, tuple) and len(key) == 2):
             raise KeyError(key)
         method, path = key
-        hit = [
-            op
-            for i in self._table.candidates(f"{method} {path}")
-            if (op := self._ops[i]).method == method and path in path_spellings(op)
-        ]
+        found = self._table.candidates(f"{method} {path}")
+        for base in self._ops.clean_bases:  # base + path spellings are filed under the path alone
+            if path.startswith(base + "/"):
+                found.extend(self._table.candidates(f"{method} {path[len(base) :]}"))
+        hit = [op for i in sorted(set(found)) if (op := self._ops[i]).method == method and path in path_spellings(op)]
         if not hit:
             raise KeyError(key)
         return hit
