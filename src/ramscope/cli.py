@@ -12,15 +12,16 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__
-from ._io import atomic_write, expand_card_args
+from ._io import atomic_write, atomic_writer, expand_card_args
 from ._text import for_terminal
-from .card import load_card
+from .card import Card, load_card
 from .config import Settings, default_cache_dir
 from .diagnostics import Severity, has_errors
 from .errors import InputError, RamscopeError
@@ -250,21 +251,44 @@ def _engine(args: argparse.Namespace) -> Engine:
     return Engine(settings_from_args(args), policy=policy)
 
 
+class _Derived:
+    """The reports of every card, derived as they are consumed (one chunk of cards in memory at a
+    time, however large the batch); an unreadable card is reported and the others still derived."""
+
+    def __init__(self, args: argparse.Namespace, paths: Sequence[str]) -> None:
+        self.args = args
+        self.paths = paths
+        self.worst = EXIT_OK
+        self.codes: set[int] = set()
+
+    def __iter__(self) -> Iterator[Report]:
+        with _engine(self.args) as engine:
+            for report in engine.derive_many(self._cards()):
+                self.codes.add(report.exit_code)
+                yield report
+
+    def _cards(self) -> Iterator[Card]:
+        for path in self.paths:
+            try:
+                yield load_card(path)
+            except InputError as exc:
+                _fail(str(exc))
+                self.worst = EXIT_USAGE
+
+    @property
+    def exit_code(self) -> int:
+        codes = self.codes | {self.worst}
+        for code in (EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE):
+            if code in codes:
+                return code
+        return EXIT_OK
+
+
 def _reports(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[Report], int]:
     """Derive every card; an unreadable card is reported and the others still derived."""
-    from .card import Card  # noqa: PLC0415
-
-    cards: list[Card] = []
-    worst = EXIT_OK
-    for path in expand_card_args(paths):
-        try:
-            cards.append(load_card(path))
-        except InputError as exc:
-            _fail(str(exc))
-            worst = EXIT_USAGE
-    with _engine(args) as engine:
-        reports = list(engine.derive_many(cards))
-    return reports, worst
+    derived = _Derived(args, expand_card_args(paths))
+    reports = list(derived)
+    return reports, derived.worst
 
 
 def _exit_code(reports: Sequence[Report], worst: int) -> int:
@@ -288,19 +312,36 @@ def _configure_derive(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("json", "text"), default="json")
 
 
-def _run_derive(args: argparse.Namespace) -> int:
-    reports, worst = _reports(args, args.cards)
-    if args.format == "text":
-        from .outputs.text import render_report_text  # noqa: PLC0415 - rich: only for text output
-
-        color = args.output is None and sys.stdout.isatty()
-        _emit(args, "".join(render_report_text(r, color=color) for r in reports))
-    elif len(reports) == 1 and len(args.cards) == 1 and worst == EXIT_OK:
-        _emit(args, json.dumps(reports[0].to_dict(), indent=2, ensure_ascii=False) + "\n")
+@contextmanager
+def _output(args: argparse.Namespace) -> Iterator[Callable[[str], object]]:
+    """A writer to stdout, or to ``-o FILE`` (atomically: the file appears whole, at the end)."""
+    if getattr(args, "output", None):
+        with atomic_writer(args.output) as fh:
+            yield lambda text: fh.write(text.encode("utf-8"))
     else:
-        # Batches are JSON Lines: one report per line, streamable and greppable.
-        _emit(args, "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in reports))
-    return _exit_code(reports, worst)
+        yield sys.stdout.write
+
+
+def _run_derive(args: argparse.Namespace) -> int:
+    # Reports are written as they are derived: a batch of 10,000 cards is never all in memory.
+    paths = expand_card_args(args.cards)
+    derived = _Derived(args, paths)
+    with _output(args) as write:
+        if args.format == "text":
+            from .outputs.text import render_report_text  # noqa: PLC0415 - rich: only for text output
+
+            color = args.output is None and sys.stdout.isatty()
+            for r in derived:
+                write(render_report_text(r, color=color))
+        elif len(paths) == 1 and len(args.cards) == 1:
+            reports = list(derived)
+            if len(reports) == 1 and derived.worst == EXIT_OK:
+                write(json.dumps(reports[0].to_dict(), indent=2, ensure_ascii=False) + "\n")
+        else:
+            # Batches are JSON Lines: one report per line, streamable and greppable.
+            for r in derived:
+                write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+    return derived.exit_code
 
 
 def _configure_scopes(p: argparse.ArgumentParser) -> None:
