@@ -369,3 +369,22 @@ def test_corrupt_entry_found_by_prefetch_is_reported_with_the_refetch(
         assert not isinstance(spec, FetchError)
         assert spec.origin is Origin.NETWORK
         assert "cache-entry-corrupt" in [d.code for d in spec.diagnostics]
+
+
+def test_large_bodies_are_written_in_the_background(tmp_path: Path) -> None:
+    """save() queues a body stored apart; reading waits for it, and close() leaves it on disk."""
+    body = big_spec()
+    sha = hashlib.sha256(body).hexdigest()
+    cache = SpecCache(tmp_path / "c")
+    assert cache.save("k", {"v": 1}, body, body_sha256=sha)
+    peek = cache.peek("k")
+    assert peek is not None
+    assert (peek.body_sha256, peek.body_size, peek.inline_body) == (sha, len(body), None)
+    assert cache.load_body(sha, len(body)) == body
+    assert cache.save("k2", {"v": 2}, body, body_sha256=sha)
+    cache.close()
+    again = SpecCache(tmp_path / "c")
+    entry = again.load("k2")
+    assert entry is not None
+    assert (entry.meta["v"], entry.body) == (2, body)
+    again.close()

@@ -94,7 +94,7 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
     # The methods of one path, and one base path, share their spellings: normalised and encoded once.
     spelled: dict[str, bytes] = {}
     method_crc: dict[str, int] = {}
-    clean_bases = [b for b in bases if _clean_base(b)]
+    clean_bases = {b for b in bases if _clean_base(b)}
     crc32 = _crc32
     for i, op in enumerate(ops):
         reqs = op.requirements
@@ -119,7 +119,7 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
         for p in (path, op.full_path, *op.alt_paths):  # what path_spellings() gives
             if not p:
                 continue
-            if prefixable and p is not path and any(p == b + path for b in clean_bases):
+            if prefixable and p is not path and p.endswith(path) and p[: len(p) - len(path)] in clean_bases:
                 continue  # a clean base + the path: found through the base (see _prefixable)
             nb = spelled.get(p)
             if nb is None:

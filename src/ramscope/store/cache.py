@@ -26,7 +26,9 @@ Large bodies are stored apart. An entry saved with its body's SHA-256 and a body
 is its checksum). :meth:`SpecCache.load` reads and verifies both;
 :meth:`SpecCache.peek` reads only the small envelope, which is all a warm run
 needs of a spec whose index is cached. A missing or corrupt body discards the
-entry that refers to it, like any other corruption.
+entry that refers to it, like any other corruption. Such a body (and then its
+entry) is written by a background thread, so a run goes on parsing the spec
+while it is written; reading either waits for the write, and so does close().
 
 What is *not* defended: someone who can write the cache can feed ramscope any
 spec bytes with a valid envelope. The cache is as trusted as the account that
@@ -41,7 +43,9 @@ import os
 import re
 import sqlite3
 import struct
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -249,6 +253,10 @@ class SpecCache:
             )
         except (OSError, sqlite3.Error) as exc:
             raise InputError(f"cannot open the spec cache: {exc}", source=str(directory)) from None
+        self._writer: ThreadPoolExecutor | None = None
+        #: Keys whose background write is not known to be finished.
+        self._pending: dict[str, Future[bool]] = {}
+        self._pending_lock = threading.Lock()
 
     def load(self, key: str) -> CacheEntry | None:
         """The verified entry, ``None`` if absent; raises :class:`CorruptCacheEntryError` after discarding a bad one.
@@ -273,6 +281,7 @@ class SpecCache:
 
     def peek(self, key: str) -> CachePeek | None:
         """The verified envelope of an entry, without reading a body stored apart; same errors as :meth:`load`."""
+        self._wait(key)
         try:
             data = self._cache.get(key, default=None, retry=True)
         except UnsafeEntryError as exc:
@@ -301,6 +310,7 @@ class SpecCache:
         Raises :class:`CorruptCacheEntryError` (naming the body's key) after discarding a corrupt one.
         """
         key = _BLOB_PREFIX + sha256
+        self._wait(key)
         try:
             data = self._cache.get(key, default=None, retry=True)
         except UnsafeEntryError as exc:
@@ -319,13 +329,21 @@ class SpecCache:
         """Store an entry; False (and nothing stored) if the cache cannot be written now.
 
         Given the body's SHA-256 (hex), a body of :data:`SEPARATE_BODY_BYTES` or more is stored
-        apart from the entry, once per content, and the entry refers to it.
+        apart from the entry, once per content, and the entry refers to it. Those two are written
+        in the background: this returns True once they are queued, and reading either key (or
+        :meth:`close`) waits until they are written.
         """
         if _BODY_REF in meta:
             raise ValueError(f"{_BODY_REF!r} is reserved in cache metadata")
         if body_sha256 is None or len(body) < SEPARATE_BODY_BYTES:
+            self._wait(key)  # after a queued write of the same key, not before it
             return self._set(key, _seal(meta, body))
         blob = _BLOB_PREFIX + body_sha256
+        entry = _seal({**meta, _BODY_REF: {"sha256": body_sha256, "size": len(body)}}, b"")
+        self._background((key, blob), lambda: self._save_apart(key, blob, body, entry))
+        return True
+
+    def _save_apart(self, key: str, blob: str, body: bytes, entry: list[bytes]) -> bool:
         try:
             present = blob in self._cache
         except (OSError, sqlite3.Error, diskcache.Timeout):
@@ -334,7 +352,26 @@ class SpecCache:
         # corrupt is found when read, and then discarded with the entries that need it.
         if not present and not self._set(blob, [body]):
             return False
-        return self._set(key, _seal({**meta, _BODY_REF: {"sha256": body_sha256, "size": len(body)}}, b""))
+        return self._set(key, entry)
+
+    def _background(self, keys: tuple[str, ...], work: Callable[[], bool]) -> None:
+        with self._pending_lock:
+            if self._writer is None:
+                # One writer: writes land in the order they were asked for.
+                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ramscope-cache-writer")
+            fut = self._writer.submit(work)
+            for k in keys:
+                self._pending[k] = fut
+
+    def _wait(self, key: str) -> None:
+        with self._pending_lock:
+            fut = self._pending.get(key)
+        if fut is not None:
+            with contextlib.suppress(Exception):  # a failed write is a miss; it is fetched again
+                fut.result()
+            with self._pending_lock:
+                if self._pending.get(key) is fut:
+                    del self._pending[key]
 
     def _set(self, key: str, parts: list[bytes]) -> bool:
         try:
@@ -348,10 +385,21 @@ class SpecCache:
         return True
 
     def delete(self, key: str) -> None:
+        self._wait(key)
         with contextlib.suppress(OSError, sqlite3.Error, diskcache.Timeout, UnsafeEntryError):
             self._cache.delete(key, retry=True)
 
+    def flush(self) -> None:
+        """Wait for every background write."""
+        with self._pending_lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)
+        with self._pending_lock:
+            self._pending = {k: f for k, f in self._pending.items() if not f.done()}
+
     def close(self) -> None:
+        self.flush()
         self._cache.close()
 
 
