@@ -9,9 +9,8 @@ Method (``bench/README.md`` says it at length):
   **peak RSS** is the child's own ``ru_maxrss``, read with ``os.wait4`` on exactly that
   child (``RUSAGE_CHILDREN`` would give the maximum over all children so far, which
   is not a per-process figure);
-* specs are served by ``tests.support.httpserver.LocalHTTPServer`` on 127.0.0.1, in
-  a thread of the benchmark process (which only waits while a child runs), and
-  ramscope is run with ``--allow-private-network``.
+* specs are served by ``tests.support.httpserver.LocalHTTPServer`` on 127.0.0.1, in a
+  process of its own (``_server.py``), and ramscope is run with ``--allow-private-network``.
 """
 
 from __future__ import annotations
@@ -224,22 +223,37 @@ class Context:
         self.work = work
         self.naive_python = naive_python
         self.naive_cap = naive_cap
-        self._server: Any = None
+        self._server: subprocess.Popen[str] | None = None
+        self._base_url = ""
         self._routes: dict[tuple[str, float], str] = {}
         self._n = 0
 
     def serve(self, path: Path, *, latency: float = 0.0, name: str | None = None) -> str:
-        """The URL (on 127.0.0.1) at which ``path`` is served, after ``latency`` seconds per request."""
-        from tests.support.httpserver import LocalHTTPServer
+        """The URL (on 127.0.0.1) at which ``path`` is served, after ``latency`` seconds per request.
 
+        The server is a process of its own (``_server.py``), started on first use.
+        """
         if self._server is None:
-            self._server = LocalHTTPServer().start()
+            self._server = subprocess.Popen(
+                [sys.executable, str(Path(__file__).with_name("_server.py"))],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+            )
+            assert self._server.stdout is not None
+            self._base_url = self._server.stdout.readline().strip()
         key = (str(path) if name is None else name, latency)
         if key not in self._routes:
             self._n += 1
             route = f"/{self._n}/{name or path.name}"
-            self._server.route(route, body=path.read_bytes(), latency=latency)
-            self._routes[key] = self._server.url(route)
+            assert self._server.stdin is not None
+            assert self._server.stdout is not None
+            self._server.stdin.write(json.dumps({"route": route, "file": str(path), "latency": latency}) + "\n")
+            self._server.stdin.flush()
+            if self._server.stdout.readline().strip() != "ok":
+                raise RuntimeError("the spec server did not take the route")
+            self._routes[key] = self._base_url + route
         return self._routes[key]
 
     def scratch(self, prefix: str) -> Path:
@@ -247,7 +261,9 @@ class Context:
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.stop()
+            assert self._server.stdin is not None
+            self._server.stdin.close()
+            self._server.wait(timeout=30)
             self._server = None
 
 
