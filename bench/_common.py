@@ -370,6 +370,11 @@ def _maxrss_bytes(value: int) -> int:
 
 
 def ramscope_cmd(*args: str) -> list[str]:
+    """``ramscope ARGS`` as a user runs it: the installed console script (``python -m ramscope``
+    without one); either way it imports ramscope from this checkout's src/ (PYTHONPATH)."""
+    script = Path(sys.executable).with_name("ramscope")
+    if script.exists():
+        return [sys.executable, str(script), *args]
     return [sys.executable, "-m", "ramscope", *args]
 
 

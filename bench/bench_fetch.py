@@ -3,11 +3,15 @@
     python bench/run.py --only fetch [--quick]
 
 Twenty real Discovery documents (20-120 KB, from google-api-python-client) are served on
-127.0.0.1, each answer delayed by 200 ms (50 ms with ``--quick``). Every run starts with an empty
+127.0.0.1, each answer delayed by 200 ms (20 ms with ``--quick``). Every run starts with an empty
 cache, so every spec is really fetched. Two measurements, each interleaved (jobs 1, jobs 8, ...):
 
-* ``ramscope fetch CARD --jobs N``: the whole process, as a user runs it (the target's figure);
-* ``SpecStore.prefetch`` in this process: the fetching alone, without process start-up.
+* ``SpecStore.prefetch`` in this process: the fetching alone, as ``bench_fetch.py`` measured it
+  before this suite existed;
+* ``ramscope fetch CARD --jobs N``: the whole process, as a user runs it, start-up (imports,
+  ~0.1 s) and the result table included.
+
+Both are judged against the target, and both verdicts are reported.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ def _spec_files() -> list[Path]:
 
 
 def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
-    latency = 0.05 if ctx.quick else 0.2
+    latency = 0.02 if ctx.quick else 0.2
     files = _spec_files()
     urls = [ctx.serve(f, latency=latency) for f in files]
     card = write_card(ctx.work / "fetch-card.json", "fetch", [Access(u, SpecOp("unused", "GET")) for u in urls])
@@ -116,8 +120,25 @@ def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
         "speedup_store": ratio_store,
         "ideal_speedup": ideal,
     }
-    note = "quick: 50 ms latency, not the target's 200 ms" if ctx.quick else f"in-process: {ratio_store:.2f}x"
-    return section, [Target("5 fetch", "ramscope fetch --jobs 1 / --jobs 8", ratio, ">= 5", ratio >= 5, note)]
+    quick = " (quick run: 20 ms latency, not the issue's 200 ms)" if ctx.quick else ""
+    return section, [
+        Target(
+            "5 fetch",
+            "fetching 20 specs (SpecStore.prefetch), jobs 1 / jobs 8",
+            ratio_store,
+            ">= 5",
+            ratio_store >= 5,
+            f"at most {ideal:.2f}x with 8 workers{quick}",
+        ),
+        Target(
+            "5 fetch",
+            "whole `ramscope fetch` process, --jobs 1 / --jobs 8",
+            ratio,
+            ">= 5",
+            ratio >= 5,
+            f"fixed start-up and table in both{quick}",
+        ),
+    ]
 
 
 def _cells(s: dict[str, Any]) -> list[str]:
