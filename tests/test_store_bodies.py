@@ -292,7 +292,8 @@ def test_corrupt_url_facts_are_parsed_again(server: LocalHTTPServer, make_settin
 def test_warm_derive_imports_no_http_stack(
     server: LocalHTTPServer, make_settings: MakeSettings, write_card: Callable[..., Path]
 ) -> None:
-    """A derive answered from the cache never imports httpx, httpcore, h2, ssl, PyYAML or rich."""
+    """A derive answered from the cache imports neither the HTTP stack, PyYAML nor rich, nor diskcache
+    (it reads the cache with sqlite3) nor concurrent.futures (it starts no thread)."""
     import subprocess
     import sys
 
@@ -311,7 +312,7 @@ def test_warm_derive_imports_no_http_stack(
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    code = main(['--cache-dir', {str(cache)!r}, '--allow-private-network', 'derive', {str(card)!r}])\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('httpx', 'httpcore', 'h11', 'h2', 'ssl', 'yaml', 'rich'))\n"
+        "('httpx', 'httpcore', 'h11', 'h2', 'ssl', 'yaml', 'rich', 'diskcache', 'concurrent', 'logging'))\n"
         "print(code, heavy)\n"
     )
     root = Path(__file__).resolve().parent.parent
@@ -329,7 +330,7 @@ def test_prefetch_answers_cached_specs_without_threads(
     server: LocalHTTPServer, make_settings: MakeSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A warm prefetch starts no worker thread (each would open its own SQLite connection); a miss still does."""
-    import ramscope.store.store as store_module
+    import concurrent.futures as store_module
 
     for i in range(3):
         server.route(f"/s{i}.json", body=big_spec(pad=10 * i))

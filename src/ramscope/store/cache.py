@@ -44,17 +44,21 @@ import re
 import sqlite3
 import struct
 import threading
+import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import diskcache
 import orjson
 
 from ..diagnostics import Severity, rule
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    import diskcache
 
 __all__ = [
     "CACHE_ENTRY_CORRUPT",
@@ -62,7 +66,7 @@ __all__ = [
     "CacheEntry",
     "CachePeek",
     "CorruptCacheEntryError",
-    "SafeDisk",
+    "SafeDisk",  # noqa: F822 - defined on first use, see __getattr__
     "SpecCache",
     "freshness",
     "parse_cache_control",
@@ -103,31 +107,68 @@ class CorruptCacheEntryError(Exception):
         super().__init__(f"cache entry {key!r} discarded: {reason}")
 
 
-class SafeDisk(diskcache.Disk):
-    """A diskcache ``Disk`` that only ever returns bytes and never unpickles."""
+# diskcache (and pickle, tempfile ... with it) is imported when the cache is first written:
+# reading an existing cache needs only sqlite3 (see SpecCache._get).
+_MODE_RAW = 1  # diskcache.core.MODE_RAW
+_MODE_BINARY = 2  # diskcache.core.MODE_BINARY
 
-    def get(self, key: Any, raw: bool) -> Any:
-        if not raw:
-            raise UnsafeEntryError("a cache key is stored pickled; ramscope never writes such keys")
-        return super().get(key, raw)
 
-    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
-        if read:
-            raise UnsafeEntryError("file handles are not used")
-        if mode == diskcache.core.MODE_RAW:
-            data = bytes(value) if isinstance(value, memoryview) else value
-            if not isinstance(data, bytes):
-                raise UnsafeEntryError(f"a cache value of type {type(data).__name__}; ramscope stores only bytes")
-            return data
-        if mode == diskcache.core.MODE_BINARY:
-            if not isinstance(filename, str) or not _VALUE_FILE.match(filename):
-                raise UnsafeEntryError(f"a cache row names the file {filename!r}, not one diskcache made")
-            return super().fetch(mode, filename, value, read)
-        raise UnsafeEntryError(f"a cache value stored in mode {mode} (pickle or text); ramscope stores only bytes")
+class _NotRaised(Exception):
+    """Stands for diskcache.Timeout in ``except`` clauses until diskcache is imported."""
 
-    def remove(self, file_path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> None:
-        if isinstance(file_path, str) and _VALUE_FILE.match(file_path):
-            super().remove(file_path)
+
+_Timeout: type[Exception] = _NotRaised
+_safe_disk: type[Any] | None = None
+
+
+def _diskcache() -> Any:
+    """diskcache, imported now, and SafeDisk defined on it."""
+    global _Timeout, _safe_disk  # noqa: PLW0603 - set once, on first use
+    import diskcache  # noqa: PLC0415
+
+    if _safe_disk is None:
+        if (diskcache.core.MODE_RAW, diskcache.core.MODE_BINARY) != (_MODE_RAW, _MODE_BINARY):  # pragma: no cover
+            raise RuntimeError("diskcache's value modes changed")
+        _Timeout = diskcache.Timeout
+        _safe_disk = _define_safe_disk(diskcache.Disk)
+    return diskcache
+
+
+def _define_safe_disk(disk: type[Any]) -> type[Any]:
+    class SafeDisk(disk):  # type: ignore[misc]
+        """A diskcache ``Disk`` that only ever returns bytes and never unpickles."""
+
+        def get(self, key: Any, raw: bool) -> Any:
+            if not raw:
+                raise UnsafeEntryError("a cache key is stored pickled; ramscope never writes such keys")
+            return super().get(key, raw)
+
+        def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+            if read:
+                raise UnsafeEntryError("file handles are not used")
+            if mode == _MODE_RAW:
+                data = bytes(value) if isinstance(value, memoryview) else value
+                if not isinstance(data, bytes):
+                    raise UnsafeEntryError(f"a cache value of type {type(data).__name__}; ramscope stores only bytes")
+                return data
+            if mode == _MODE_BINARY:
+                if not isinstance(filename, str) or not _VALUE_FILE.match(filename):
+                    raise UnsafeEntryError(f"a cache row names the file {filename!r}, not one diskcache made")
+                return super().fetch(mode, filename, value, read)
+            raise UnsafeEntryError(f"a cache value stored in mode {mode} (pickle or text); ramscope stores only bytes")
+
+        def remove(self, file_path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> None:
+            if isinstance(file_path, str) and _VALUE_FILE.match(file_path):
+                super().remove(file_path)
+
+    return SafeDisk
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SafeDisk":  # defined on diskcache.Disk, once diskcache is imported
+        _diskcache()
+        return _safe_disk
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- envelope
@@ -241,22 +282,80 @@ class SpecCache:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        try:
-            self._cache = diskcache.Cache(
-                str(directory),
-                disk=SafeDisk,
-                timeout=60,
-                size_limit=self.SIZE_LIMIT,
-                eviction_policy="least-recently-stored",
-                statistics=0,
-                tag_index=0,
-            )
-        except (OSError, sqlite3.Error) as exc:
-            raise InputError(f"cannot open the spec cache: {exc}", source=str(directory)) from None
+        self._diskcache: diskcache.Cache | None = None
+        self._open_lock = threading.Lock()
+        self._readers = threading.local()
+        self._reader_cons: list[sqlite3.Connection] = []
+        # Opening diskcache writes its settings into the database every time (and so, now and
+        # then, a checkpoint with an fsync): a run that only reads an existing cache reads it
+        # through read-only SQLite connections instead, and opens diskcache on its first write.
+        if not (directory / "cache.db").exists():
+            self._cache  # noqa: B018 - create it now: a cache that cannot be created fails here
         self._writer: ThreadPoolExecutor | None = None
         #: Keys whose background write is not known to be finished.
         self._pending: dict[str, Future[bool]] = {}
         self._pending_lock = threading.Lock()
+
+    @property
+    def _cache(self) -> diskcache.Cache:
+        """diskcache, opened on first use (writes, deletes)."""
+        with self._open_lock:
+            if self._diskcache is None:
+                try:
+                    dc = _diskcache()
+                    self._diskcache = dc.Cache(
+                        str(self.directory),
+                        disk=_safe_disk,
+                        timeout=60,
+                        size_limit=self.SIZE_LIMIT,
+                        eviction_policy="least-recently-stored",
+                        statistics=0,
+                        tag_index=0,
+                    )
+                except (OSError, sqlite3.Error) as exc:
+                    raise InputError(f"cannot open the spec cache: {exc}", source=str(self.directory)) from None
+            return self._diskcache
+
+    def _get(self, key: str) -> bytes | None:
+        """What ``diskcache.Cache.get(key)`` returns for ramscope's rows, read without opening diskcache.
+
+        Raises :class:`UnsafeEntryError` for a row ramscope does not write (pickle and text
+        modes, file names diskcache does not make), :class:`sqlite3.Error` when the database
+        cannot be read now.
+        """
+        con = self._reader()
+        row = con.execute(
+            "SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1"
+            " AND (expire_time IS NULL OR expire_time > ?)",
+            (key, time.time()),
+        ).fetchone()
+        if row is None:
+            return None
+        mode, filename, value = row
+        if mode == _MODE_BINARY:
+            if not isinstance(filename, str) or not _VALUE_FILE.match(filename):
+                raise UnsafeEntryError(f"a cache row names the file {filename!r}, not one diskcache made")
+            try:
+                with open(self.directory / filename, "rb") as fh:
+                    return fh.read()
+            except FileNotFoundError:
+                return None  # deleted since the row was read, as diskcache says
+        if mode == _MODE_RAW:
+            data = bytes(value) if isinstance(value, memoryview) else value
+            if not isinstance(data, bytes):
+                raise UnsafeEntryError(f"a cache value of type {type(data).__name__}; ramscope stores only bytes")
+            return data
+        raise UnsafeEntryError(f"a cache value stored in mode {mode} (pickle or text); ramscope stores only bytes")
+
+    def _reader(self) -> sqlite3.Connection:
+        con: sqlite3.Connection | None = getattr(self._readers, "con", None)
+        if con is None:
+            uri = (self.directory / "cache.db").absolute().as_uri() + "?mode=ro"
+            con = sqlite3.connect(uri, uri=True, timeout=60, check_same_thread=False, isolation_level=None)
+            self._readers.con = con
+            with self._open_lock:
+                self._reader_cons.append(con)
+        return con
 
     def load(self, key: str) -> CacheEntry | None:
         """The verified entry, ``None`` if absent; raises :class:`CorruptCacheEntryError` after discarding a bad one.
@@ -283,11 +382,11 @@ class SpecCache:
         """The verified envelope of an entry, without reading a body stored apart; same errors as :meth:`load`."""
         self._wait(key)
         try:
-            data = self._cache.get(key, default=None, retry=True)
+            data = self._get(key)
         except UnsafeEntryError as exc:
             self.delete(key)
             raise CorruptCacheEntryError(key, str(exc)) from None
-        except (OSError, sqlite3.Error, diskcache.Timeout):
+        except (OSError, sqlite3.Error):
             return None  # unreadable now (locked, vanished file): a miss, fetched again
         if data is None:
             return None
@@ -312,11 +411,11 @@ class SpecCache:
         key = _BLOB_PREFIX + sha256
         self._wait(key)
         try:
-            data = self._cache.get(key, default=None, retry=True)
+            data = self._get(key)
         except UnsafeEntryError as exc:
             self.delete(key)
             raise CorruptCacheEntryError(key, str(exc)) from None
-        except (OSError, sqlite3.Error, diskcache.Timeout):
+        except (OSError, sqlite3.Error):
             return None
         if data is None:
             return None
@@ -346,7 +445,7 @@ class SpecCache:
     def _save_apart(self, key: str, blob: str, body: bytes, entry: list[bytes]) -> bool:
         try:
             present = blob in self._cache
-        except (OSError, sqlite3.Error, diskcache.Timeout):
+        except (OSError, sqlite3.Error, _Timeout, InputError):
             present = False
         # Body first: an entry never refers to a body that was not written. A present body that is
         # corrupt is found when read, and then discarded with the entries that need it.
@@ -357,6 +456,8 @@ class SpecCache:
     def _background(self, keys: tuple[str, ...], work: Callable[[], bool]) -> None:
         with self._pending_lock:
             if self._writer is None:
+                from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - only when writing
+
                 # One writer: writes land in the order they were asked for.
                 self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ramscope-cache-writer")
             fut = self._writer.submit(work)
@@ -380,13 +481,13 @@ class SpecCache:
                 self._cache.set(key, _PartsReader(parts), read=True, retry=True)
             else:
                 self._cache.set(key, b"".join(parts), retry=True)
-        except (OSError, sqlite3.Error, diskcache.Timeout):
+        except (OSError, sqlite3.Error, _Timeout, InputError):
             return False
         return True
 
     def delete(self, key: str) -> None:
         self._wait(key)
-        with contextlib.suppress(OSError, sqlite3.Error, diskcache.Timeout, UnsafeEntryError):
+        with contextlib.suppress(OSError, sqlite3.Error, _Timeout, UnsafeEntryError, InputError):
             self._cache.delete(key, retry=True)
 
     def flush(self) -> None:
@@ -400,7 +501,15 @@ class SpecCache:
 
     def close(self) -> None:
         self.flush()
-        self._cache.close()
+        with self._open_lock:
+            cons, self._reader_cons = self._reader_cons, []
+            dc, self._diskcache = self._diskcache, None
+        for con in cons:
+            with contextlib.suppress(sqlite3.Error):
+                con.close()
+        self._readers = threading.local()
+        if dc is not None:
+            dc.close()
 
 
 # --------------------------------------------------------------------------- freshness

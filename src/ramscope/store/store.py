@@ -24,7 +24,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -103,6 +102,42 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class _Slot:
+    """One memoised get(): a result or an exception, set once, waited for by every other caller.
+
+    What the memo needs of a ``concurrent.futures.Future``, without importing that package (and
+    ``logging`` with it) in a run that starts no thread.
+    """
+
+    __slots__ = ("_error", "_set", "_value")
+
+    def __init__(self) -> None:
+        self._set = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def set_result(self, value: Any) -> None:
+        self._value = value
+        self._set.set()
+
+    def set_exception(self, error: BaseException) -> None:
+        self._error = error
+        self._set.set()
+
+    def done(self) -> bool:
+        return self._set.is_set()
+
+    def exception(self) -> BaseException | None:
+        self._set.wait()
+        return self._error
+
+    def result(self) -> Any:
+        self._set.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 @dataclass(frozen=True, slots=True)
 class _URLFacts:
     """What parsing a spec URL established, the same in every run: its canonical form, its host as sent."""
@@ -165,7 +200,7 @@ class SpecStore:
         self._lock = threading.Lock()
         self._client: httpx.Client | None = None
         self._cache: SpecCache | None = None
-        self._memo: dict[tuple[str, str], Future[Any]] = {}
+        self._memo: dict[tuple[str, str], _Slot] = {}
         self._facts: dict[str, _URLFacts] = {}
         #: Diagnostics of a cache look-up that could not answer, for the get() that then fetches.
         self._carried: dict[str, list[Diagnostic]] = {}
@@ -267,6 +302,8 @@ class SpecStore:
                     results[item[0]] = one(item)
                     advance()
             else:
+                from concurrent.futures import ThreadPoolExecutor, as_completed  # noqa: PLC0415 - see _Slot
+
                 with ThreadPoolExecutor(max_workers=min(self.settings.jobs, len(rest))) as pool:
                     futures = {pool.submit(one, item): item for item in rest}
                     for fut in as_completed(futures):
@@ -298,7 +335,7 @@ class SpecStore:
                 return None
             if memo_key in self._memo:
                 return None
-            done: Future[Any] = Future()
+            done = _Slot()
             done.set_result(spec)
             self._memo[memo_key] = done
         return spec
@@ -393,7 +430,7 @@ class SpecStore:
             fut = self._memo.get(key)
             owner = fut is None
             if fut is None:
-                fut = self._memo[key] = Future()
+                fut = self._memo[key] = _Slot()
         if not owner:
             result: T = fut.result()
             return result
