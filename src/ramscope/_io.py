@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import glob
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +27,8 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
 def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     """:func:`atomic_write`, written piece by piece: the file appears, whole, when the block ends
     without an exception (a batch of reports need not be held in memory to be written atomically)."""
+    import tempfile  # noqa: PLC0415 - only when writing a file
+
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:

@@ -444,21 +444,51 @@ COMMANDS: list[_Command] = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the arguments, only the subcommand they name is built (the same parse).
+
+    Each argparse parser costs about a millisecond of gettext look-ups, and a run needs one.
+    """
     parser = _Parser(
         prog="ramscope",
         description="Derive least-privilege permission sets from an A2A agent card's Resource Access Manifest.",
     )
     parser.add_argument("--version", action="version", version=f"ramscope {__version__}")
     _add_global_options(parser, in_subcommand=False)
+    only = _named_command(parser, argv) if argv is not None else None
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for cmd in COMMANDS:
+        if only is not None and cmd.name != only:
+            continue
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
         cmd.configure(p)
         _add_global_options(p, in_subcommand=True)
         p.set_defaults(_run=cmd.run)
     return parser
+
+
+def _named_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names, when the top-level options before it are unambiguous.
+
+    Only exact option names are followed (``--opt value``, ``--opt=value``, flags); anything
+    else (help, an abbreviation, combined short flags, ``--``) gives ``None``: the full parser.
+    """
+    takes_value = {s: a.nargs != 0 for a in parser._actions for s in a.option_strings}
+    names = {c.name for c in COMMANDS}
+    it = iter(argv)
+    for tok in it:
+        if tok in ("-h", "--help", "--version", "--"):
+            return None
+        if tok.startswith("-"):
+            name, eq, _ = tok.partition("=")
+            if name not in takes_value:
+                return None
+            if takes_value[name] and not eq:
+                next(it, None)
+            continue
+        return tok if tok in names else None
+    return None
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -488,7 +518,8 @@ def _fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if args.record and args.cassette is None:
         parser.error("--record needs --cassette FILE")
