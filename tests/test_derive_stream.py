@@ -99,3 +99,12 @@ def test_batch_output_is_written_as_derived_and_atomically(
         json.loads(x)["accesses"] for x in lines
     ]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".reports")) == []
+
+
+def test_no_output_file_when_every_card_is_unreadable(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    out = tmp_path / "out.jsonl"
+    code = main(["--cache-dir", str(tmp_path / "cache"), "derive", str(bad), str(bad), "-o", str(out)])
+    assert code == 2
+    assert not out.exists()

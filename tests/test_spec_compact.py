@@ -247,3 +247,29 @@ def test_base_prefix_lemma(base: str, path: str) -> None:
 
     assume(_clean_base(base) and _prefixable(path, normalize_path(path).encode()))
     assert normalize_path(base + path) == base + normalize_path(path)
+
+
+def test_an_index_orjson_cannot_encode_is_used_not_cached() -> None:
+    """Integers beyond 64 bits (YAML allows them) in an index's facts: the index is returned, not cached."""
+    from ramscope.specs import load_index
+    from tests.test_spec_cache import FakeSource
+
+    source = FakeSource({"https://specs.example.com/a.yaml": {}})
+    yaml_body = b"openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      operationId: x\n"
+    source.specs["https://specs.example.com/a.yaml"] = make_spec(
+        yaml_body, "https://specs.example.com/a.yaml", media_type="application/yaml"
+    )
+    import ramscope.specs as specs_pkg
+
+    real = specs_pkg.build_index
+
+    def huge(spec: Any, **kw: Any) -> SpecIndex:
+        from dataclasses import replace
+
+        return replace(real(spec, **kw), extra={"n": 2**70})
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(specs_pkg, "build_index", huge)
+        index = load_index("https://specs.example.com/a.yaml", source)
+    assert index.extra == {"n": 2**70}
+    assert source.artifacts == {}

@@ -9,6 +9,7 @@ permissions needed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -312,14 +313,20 @@ def _configure_derive(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("json", "text"), default="json")
 
 
+class _NothingToWrite(Exception):
+    """Raised in an ``_output`` block to leave ``-o FILE`` unwritten."""
+
+
 @contextmanager
 def _output(args: argparse.Namespace) -> Iterator[Callable[[str], object]]:
-    """A writer to stdout, or to ``-o FILE`` (atomically: the file appears whole, at the end)."""
+    """A writer to stdout, or to ``-o FILE`` (atomically: the file appears whole, at the end;
+    not at all if the block raises, :class:`_NothingToWrite` included)."""
     if getattr(args, "output", None):
-        with atomic_writer(args.output) as fh:
+        with contextlib.suppress(_NothingToWrite), atomic_writer(args.output) as fh:
             yield lambda text: fh.write(text.encode("utf-8"))
     else:
-        yield sys.stdout.write
+        with contextlib.suppress(_NothingToWrite):
+            yield sys.stdout.write
 
 
 def _run_derive(args: argparse.Namespace) -> int:
@@ -341,6 +348,10 @@ def _run_derive(args: argparse.Namespace) -> int:
             # Batches are JSON Lines: one report per line, streamable and greppable.
             for r in derived:
                 write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+        if not derived.codes and derived.worst != EXIT_OK:
+            # Every card was unreadable (each said so on stderr): no report exists, so no file is
+            # written; an empty `-o` file would read as a report of nothing.
+            raise _NothingToWrite
     return derived.exit_code
 
 

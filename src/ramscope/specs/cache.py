@@ -66,7 +66,13 @@ def load_index(url: str, source: SpecSource, *, kind_hint: SpecKind | None = Non
         return fetched
 
     index = build_index(spec, kind_hint=kind_hint, load_ref=load_ref)
-    source.put_artifact(INDEX_NAMESPACE, key, encode(index, built_from=spec.final_url or spec.url, deps=deps))
+    try:
+        encoded = encode(index, built_from=spec.final_url or spec.url, deps=deps)
+    except TypeError:
+        # orjson cannot encode every value a YAML spec may hold (integers beyond 64 bits, e.g. in
+        # an index's extra facts): such an index is used, just not cached.
+        return index
+    source.put_artifact(INDEX_NAMESPACE, key, encoded)
     return index
 
 
