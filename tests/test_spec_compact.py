@@ -273,3 +273,17 @@ def test_an_index_orjson_cannot_encode_is_used_not_cached() -> None:
         index = load_index("https://specs.example.com/a.yaml", source)
     assert index.extra == {"n": 2**70}
     assert source.artifacts == {}
+
+
+def test_the_compact_form_knows_every_field() -> None:
+    """A field added to OperationEntry or SpecIndex must be added to the compact form (and this list)."""
+    from dataclasses import fields
+
+    assert [f.name for f in fields(OperationEntry)] == [
+        "key", "operation_id", "method", "path", "full_path", "alt_paths", "requirements",
+        "security_source", "title", "description", "deprecated", "extra", "pointer",
+    ]  # fmt: skip
+    assert [f.name for f in fields(SpecIndex)] == [
+        "kind", "url", "sha256", "title", "version", "spec_version", "base_paths", "operations",
+        "schemes", "security_declared", "diagnostics", "extra",
+    ]  # fmt: skip
