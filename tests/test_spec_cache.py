@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 import pytest
 
 import ramscope.specs as specs
 from ramscope.errors import FetchError
 from ramscope.specs import INDEX_NAMESPACE, SpecKind, SpecSource, index_cache_key, load_index
+from ramscope.specs.compact import decode
 from ramscope.store.model import FetchedSpec
 from tests._specs import make_spec
 
@@ -84,8 +84,8 @@ def test_second_load_comes_from_the_cache(source: FakeSource, builds: list[str])
     ((ns, key),) = source.artifacts
     assert ns == INDEX_NAMESPACE
     assert key == index_cache_key(source.specs[MAIN].sha256)
-    payload = orjson.loads(source.artifacts[(ns, key)])
-    assert payload["deps"] == [[SHARED, source.specs[SHARED].sha256]]
+    _, built_from, deps = decode(source.artifacts[(ns, key)])
+    assert (built_from, deps) == (MAIN, [(SHARED, source.specs[SHARED].sha256)])
     second = load_index(MAIN, source)
     assert builds == [MAIN]
     assert second == first
@@ -122,7 +122,7 @@ def test_corrupt_or_stale_artifacts_are_rebuilt(source: FakeSource, builds: list
     index = load_index(MAIN, source)
     assert builds == [MAIN]
     assert index.title == "Main"
-    assert orjson.loads(source.artifacts[(INDEX_NAMESPACE, key)])["built_from"] == MAIN
+    assert decode(source.artifacts[(INDEX_NAMESPACE, key)])[1] == MAIN
 
 
 def test_same_body_at_another_url_is_rebuilt(builds: list[str]) -> None:

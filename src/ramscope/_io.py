@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import glob
 import os
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from .errors import InputError
 
-__all__ = ["CARD_SUFFIXES", "atomic_write", "expand_card_args"]
+__all__ = ["CARD_SUFFIXES", "atomic_write", "atomic_writer", "expand_card_args"]
 
 CARD_SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -18,12 +19,21 @@ CARD_SUFFIXES = (".json", ".yaml", ".yml")
 def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
     """Write via a temporary file in the same directory and rename: a reader (or an
     interrupted run) never sees a half-written report."""
+    with atomic_writer(path) as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+@contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
+    """:func:`atomic_write`, written piece by piece: the file appears, whole, when the block ends
+    without an exception (a batch of reports need not be held in memory to be written atomically)."""
+    import tempfile  # noqa: PLC0415 - only when writing a file
+
     target = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)

@@ -28,11 +28,14 @@ import stat
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-import yaml
+
+if TYPE_CHECKING:
+    import yaml
 
 from .diagnostics import escape_pointer_token
 from .errors import InputError, LimitError
@@ -252,27 +255,35 @@ def _check_depth(value: Any, max_depth: int, source: str) -> None:
 
 # --------------------------------------------------------------------------- YAML
 
-_BaseLoader: type[yaml.SafeLoader]
-try:
-    _BaseLoader = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # pragma: no cover - wheels ship libyaml on the platforms we run on
-    _BaseLoader = yaml.SafeLoader
+# PyYAML is imported on first use: JSON cards and specs (the common case) never need it.
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """The safe loader, with every scalar kept JSON-compatible."""
+@cache
+def _loader_class() -> type[yaml.SafeLoader]:
+    """The safe loader (libyaml's when present), with every scalar kept JSON-compatible."""
+    import yaml  # noqa: PLC0415
 
+    base: type[yaml.SafeLoader]
+    try:
+        base = yaml.CSafeLoader  # type: ignore[assignment]
+    except AttributeError:  # pragma: no cover - wheels ship libyaml on the platforms we run on
+        base = yaml.SafeLoader
 
-def _as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
-    return str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    class _Loader(base):  # type: ignore[misc, valid-type]
+        pass
 
+    def as_string(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+        return str(loader.construct_scalar(node))  # type: ignore[arg-type]
 
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _as_string)
-_Loader.add_constructor("tag:yaml.org,2002:binary", _as_string)
+    _Loader.add_constructor("tag:yaml.org,2002:timestamp", as_string)
+    _Loader.add_constructor("tag:yaml.org,2002:binary", as_string)
+    return _Loader
 
 
 def _parse_yaml(text: str, source: str, limits: Limits) -> ParsedDocument:
-    loader = _Loader(text)
+    import yaml  # noqa: PLC0415
+
+    loader = _loader_class()(text)
     try:
         try:
             node = loader.get_single_node()
@@ -318,6 +329,8 @@ def _inspect_yaml(root: yaml.Node, source: str, limits: Limits) -> dict[str, tup
     The expanded size of a node is computed once per node (memoised on identity), so
     a billion-laughs document costs time linear in its text, not in its expansion.
     """
+    import yaml  # noqa: PLC0415
+
     sizes: dict[int, int] = {}
     on_path: set[int] = set()
     # Iterative post-order walk: (node, children-done?)
@@ -377,6 +390,8 @@ def _inspect_yaml(root: yaml.Node, source: str, limits: Limits) -> dict[str, tup
 
 
 def _children(node: yaml.Node) -> Iterator[yaml.Node]:
+    import yaml  # noqa: PLC0415
+
     if isinstance(node, yaml.SequenceNode):
         yield from node.value
     elif isinstance(node, yaml.MappingNode):
@@ -386,6 +401,8 @@ def _children(node: yaml.Node) -> Iterator[yaml.Node]:
 
 
 def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int, int]]:
+    import yaml  # noqa: PLC0415
+
     out: dict[str, tuple[int, int]] = {}
     stack: list[tuple[yaml.Node, str]] = [(root, "")]
     while stack and len(out) < cap:

@@ -9,6 +9,7 @@ permissions needed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -20,17 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__
-from ._io import atomic_write, expand_card_args
+from ._io import atomic_write, atomic_writer, expand_card_args
 from ._text import for_terminal
-from .card import load_card
+from .card import Card, load_card
 from .config import Settings, default_cache_dir
 from .diagnostics import Severity, has_errors
 from .errors import InputError, RamscopeError
-from .outputs.consent import consent_data, render_html, render_markdown
-from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text
-from .outputs.diff import check_report_shape, diff_reports, render_diff_text
 from .outputs.report import Report
-from .outputs.text import render_report_text
 from .policy import Policy, load_policy
 from .schema import SCHEMA_NAMES, load_schema, render
 from .validate import validate
@@ -175,6 +172,8 @@ def _configure_validate(p: argparse.ArgumentParser) -> None:
 
 
 def _run_validate(args: argparse.Namespace) -> int:
+    from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text  # noqa: PLC0415
+
     results: list[CardDiagnostics] = []
     for path in args.cards:
         card = load_card(path)
@@ -260,21 +259,44 @@ def _engine(args: argparse.Namespace) -> Engine:
     return Engine(settings_from_args(args), policy=policy)
 
 
+class _Derived:
+    """The reports of every card, derived as they are consumed (one chunk of cards in memory at a
+    time, however large the batch); an unreadable card is reported and the others still derived."""
+
+    def __init__(self, args: argparse.Namespace, paths: Sequence[str]) -> None:
+        self.args = args
+        self.paths = paths
+        self.worst = EXIT_OK
+        self.codes: set[int] = set()
+
+    def __iter__(self) -> Iterator[Report]:
+        with _engine(self.args) as engine:
+            for report in engine.derive_many(self._cards()):
+                self.codes.add(report.exit_code)
+                yield report
+
+    def _cards(self) -> Iterator[Card]:
+        for path in self.paths:
+            try:
+                yield load_card(path)
+            except InputError as exc:
+                _fail(str(exc))
+                self.worst = EXIT_USAGE
+
+    @property
+    def exit_code(self) -> int:
+        codes = self.codes | {self.worst}
+        for code in (EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE):
+            if code in codes:
+                return code
+        return EXIT_OK
+
+
 def _reports(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[Report], int]:
     """Derive every card; an unreadable card is reported and the others still derived."""
-    from .card import Card  # noqa: PLC0415
-
-    cards: list[Card] = []
-    worst = EXIT_OK
-    for path in expand_card_args(paths):
-        try:
-            cards.append(load_card(path))
-        except InputError as exc:
-            _fail(str(exc))
-            worst = EXIT_USAGE
-    with _engine(args) as engine:
-        reports = list(engine.derive_many(cards))
-    return reports, worst
+    derived = _Derived(args, expand_card_args(paths))
+    reports = list(derived)
+    return reports, derived.worst
 
 
 def _exit_code(reports: Sequence[Report], worst: int) -> int:
@@ -298,21 +320,46 @@ def _configure_derive(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("json", "text"), default="json")
 
 
-def _run_derive(args: argparse.Namespace) -> int:
-    reports, worst = _reports(args, args.cards)
-    if not reports and worst != EXIT_OK:
-        # Every card was unreadable (each said so on stderr): no report exists, so no file is written;
-        # an empty `-o` file would read as a report of nothing.
-        return worst
-    if args.format == "text":
-        color = args.output is None and sys.stdout.isatty()
-        _emit(args, "".join(render_report_text(r, color=color) for r in reports))
-    elif len(reports) == 1 and len(args.cards) == 1 and worst == EXIT_OK:
-        _emit(args, json.dumps(reports[0].to_dict(), indent=2, ensure_ascii=False) + "\n")
+class _NothingToWrite(Exception):
+    """Raised in an ``_output`` block to leave ``-o FILE`` unwritten."""
+
+
+@contextmanager
+def _output(args: argparse.Namespace) -> Iterator[Callable[[str], object]]:
+    """A writer to stdout, or to ``-o FILE`` (atomically: the file appears whole, at the end;
+    not at all if the block raises, :class:`_NothingToWrite` included)."""
+    if getattr(args, "output", None):
+        with contextlib.suppress(_NothingToWrite), atomic_writer(args.output) as fh:
+            yield lambda text: fh.write(text.encode("utf-8"))
     else:
-        # Batches are JSON Lines: one report per line, streamable and greppable.
-        _emit(args, "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in reports))
-    return _exit_code(reports, worst)
+        with contextlib.suppress(_NothingToWrite):
+            yield sys.stdout.write
+
+
+def _run_derive(args: argparse.Namespace) -> int:
+    # Reports are written as they are derived: a batch of 10,000 cards is never all in memory.
+    paths = expand_card_args(args.cards)
+    derived = _Derived(args, paths)
+    with _output(args) as write:
+        if args.format == "text":
+            from .outputs.text import render_report_text  # noqa: PLC0415 - rich: only for text output
+
+            color = args.output is None and sys.stdout.isatty()
+            for r in derived:
+                write(render_report_text(r, color=color))
+        elif len(paths) == 1 and len(args.cards) == 1:
+            reports = list(derived)
+            if len(reports) == 1 and derived.worst == EXIT_OK:
+                write(json.dumps(reports[0].to_dict(), indent=2, ensure_ascii=False) + "\n")
+        else:
+            # Batches are JSON Lines: one report per line, streamable and greppable.
+            for r in derived:
+                write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+        if not derived.codes and derived.worst != EXIT_OK:
+            # Every card was unreadable (each said so on stderr): no report exists, so no file is
+            # written; an empty `-o` file would read as a report of nothing.
+            raise _NothingToWrite
+    return derived.exit_code
 
 
 def _configure_scopes(p: argparse.ArgumentParser) -> None:
@@ -371,6 +418,8 @@ def _run_consent(args: argparse.Namespace) -> int:
     with _engine(args) as engine:
         report = engine.derive(card)
     provider = card.document.get("provider")
+    from .outputs.consent import consent_data, render_html, render_markdown  # noqa: PLC0415
+
     data = consent_data(
         report,
         description=card.description,
@@ -393,6 +442,8 @@ def _configure_diff(p: argparse.ArgumentParser) -> None:
 
 
 def _report_dict(engine: Engine, path: str) -> dict[str, Any]:
+    from .outputs.diff import check_report_shape  # noqa: PLC0415
+
     card = load_card(path)
     if card.document.get("report_version") is not None and "tiers" in card.document:
         saved = dict(card.document)  # a saved report: a stranger's file too, checked before use
@@ -406,6 +457,8 @@ def _run_diff(args: argparse.Namespace) -> int:
     with _engine(args) as engine:
         old = _report_dict(engine, args.old)
         new = _report_dict(engine, args.new)
+    from .outputs.diff import diff_reports, render_diff_text  # noqa: PLC0415
+
     d = diff_reports(old, new)
     if args.format == "json":
         sys.stdout.write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
@@ -429,21 +482,51 @@ COMMANDS: list[_Command] = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the arguments, only the subcommand they name is built (the same parse).
+
+    Each argparse parser costs about a millisecond of gettext look-ups, and a run needs one.
+    """
     parser = _Parser(
         prog="ramscope",
         description="Derive least-privilege permission sets from an A2A agent card's Resource Access Manifest.",
     )
     parser.add_argument("--version", action="version", version=f"ramscope {__version__}")
     _add_global_options(parser, in_subcommand=False)
+    only = _named_command(parser, argv) if argv is not None else None
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for cmd in COMMANDS:
+        if only is not None and cmd.name != only:
+            continue
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
         cmd.configure(p)
         _add_global_options(p, in_subcommand=True)
         p.set_defaults(_run=cmd.run)
     return parser
+
+
+def _named_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names, when the top-level options before it are unambiguous.
+
+    Only exact option names are followed (``--opt value``, ``--opt=value``, flags); anything
+    else (help, an abbreviation, combined short flags, ``--``) gives ``None``: the full parser.
+    """
+    takes_value = {s: a.nargs != 0 for a in parser._actions for s in a.option_strings}
+    names = {c.name for c in COMMANDS}
+    it = iter(argv)
+    for tok in it:
+        if tok in ("-h", "--help", "--version", "--"):
+            return None
+        if tok.startswith("-"):
+            name, eq, _ = tok.partition("=")
+            if name not in takes_value:
+                return None
+            if takes_value[name] and not eq:
+                next(it, None)
+            continue
+        return tok if tok in names else None
+    return None
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -500,7 +583,8 @@ def _sigterm_unwinds() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if args.record and args.cassette is None:
         parser.error("--record needs --cassette FILE")

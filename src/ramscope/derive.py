@@ -13,6 +13,7 @@ every tier that contains them incomplete.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -102,6 +103,9 @@ FOOTPRINT_INCOMPLETE = rule(
 #: similarity search over the spec's operations, and a hostile card can hold 100,000 accesses.
 MAX_SUGGESTED_ACCESSES = 25
 
+#: Cards loaded (and their specs fetched) at a time by derive_many.
+_CHUNK = 256
+
 
 @dataclass(slots=True)
 class _Loaded:
@@ -148,11 +152,13 @@ class Engine:
         return _CardRun(self, card).run()
 
     def derive_many(self, cards: Iterable[Card | str | os.PathLike[str]]) -> Iterator[Report]:
-        loaded = [c if isinstance(c, Card) else load_card(c) for c in cards]
-        # Fetch every spec of every card up front, concurrently; indexes are then built once.
-        self.prefetch(url_kind for c in loaded for url_kind in _spec_urls(c))
-        for card in loaded:
-            yield self.derive(card)
+        # A chunk of cards at a time: the specs of a chunk are fetched together, concurrently
+        # (indexes are then built once per run), and only a chunk of cards is ever in memory.
+        todo = iter(cards)
+        while chunk := [c if isinstance(c, Card) else load_card(c) for c in itertools.islice(todo, _CHUNK)]:
+            self.prefetch(url_kind for c in chunk for url_kind in _spec_urls(c))
+            for card in chunk:
+                yield self.derive(card)
 
     def prefetch(self, urls: Iterable[tuple[str, SpecKind | None]]) -> None:
         todo = sorted({u for u in urls if u not in self._loaded}, key=lambda u: (u[0], str(u[1])))
@@ -478,7 +484,7 @@ class _CardRun:
                 )
             )
         granted = choice.granted
-        examples = [o.key for o in grants.operations_in(granted)][:20]
+        examples = [o.key for o in grants.operations_in(granted, limit=20)]
         record = AccessRecord(
             **base,
             **record_kw,

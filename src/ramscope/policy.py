@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,6 +114,8 @@ _PIN_KEYS = {"access", "operation", "scopes", "scheme", "reason"}
 
 def load_policy(path: str | os.PathLike[str]) -> Policy:
     """Read and check a policy file; every problem is a :class:`PolicyError` naming file and key."""
+    import tomllib  # noqa: PLC0415 - only runs given --policy need it
+
     data, source = read_bytes(path, max_bytes=1024 * 1024)
     try:
         doc = tomllib.loads(data.decode("utf-8"))

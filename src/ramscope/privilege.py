@@ -161,17 +161,15 @@ class SpecGrants:
         masks: list[int] = []
         self.public_mask = 0
         self.unknown_mask = 0
-        self._op_bit: dict[str, int] = {}
-        for i, op in enumerate(index.operations):
-            bit = 1 << i
-            self._op_bit[op.key] = i
-            reqs = op.requirements
+        # Operations with equal requirements are one group (a cached index has them precomputed),
+        # so this is linear in the distinct requirement sets, not in the operations.
+        for reqs, ops_mask in index.requirement_groups():
             if reqs is None:
-                self.unknown_mask |= bit
+                self.unknown_mask |= ops_mask
                 continue
             alts = [self.atoms_of(term_set) for term_set in reqs]
             if not alts or any(not a for a in alts):
-                self.public_mask |= bit
+                self.public_mask |= ops_mask
                 continue
             for a in alts:
                 j = alt_ids.get(a)
@@ -179,7 +177,7 @@ class SpecGrants:
                     j = alt_ids[a] = len(self._alt_sets)
                     self._alt_sets.append(a)
                     masks.append(0)
-                masks[j] |= bit
+                masks[j] |= ops_mask
         self._masks = masks
         self._by_atom: dict[Atom, list[int]] = {}
         for j, a in enumerate(self._alt_sets):
@@ -239,9 +237,16 @@ class SpecGrants:
             self._granted_cache[atoms] = mask
         return mask
 
-    def operations_in(self, mask: int) -> list[OperationEntry]:
+    def operations_in(self, mask: int, limit: int | None = None) -> list[OperationEntry]:
+        """The operations whose bits are set in ``mask``, in spec order (the first ``limit`` of them)."""
         ops = self.index.operations
-        return [ops[i] for i in range(self.n_ops) if mask >> i & 1]
+        bits = bin(mask)[:1:-1]  # least significant bit first; linear, unlike shifting a big int
+        out: list[OperationEntry] = []
+        i = bits.find("1")
+        while i != -1 and (limit is None or len(out) < limit):
+            out.append(ops[i])
+            i = bits.find("1", i + 1)
+        return out
 
 
 # --------------------------------------------------------------------------- per access

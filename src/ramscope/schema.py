@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 import json
-from importlib import resources
 from typing import Any
 
 from .manifest import ENUM_TYPES, MESSAGE_TYPES, enum_names, message_fields
@@ -110,6 +109,8 @@ def load_schema(name: str) -> dict[str, Any]:
     """A shipped schema by name (one of ``SCHEMA_NAMES``)."""
     if name not in SCHEMA_NAMES:
         raise ValueError(f"unknown schema {name!r}; expected one of {', '.join(SCHEMA_NAMES)}")
+    from importlib import resources  # noqa: PLC0415 - only `ramscope schema` reads them
+
     text = resources.files("ramscope").joinpath("schemas", f"{name}.schema.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded

@@ -44,7 +44,7 @@ def render_fetch_table(outcomes: Sequence[FetchOutcome], console: Console, *, fa
         table.add_row(
             Text(for_terminal(o.ref.url)),
             Text(o.ref.protocol_name),
-            Text(f"{len(spec.body):,}" if spec else "-"),
+            Text(f"{spec.size:,}" if spec else "-"),
             Text(spec.origin.value if spec else "-"),
             Text(status, style="" if o.ok or not console.is_terminal else "red"),
         )

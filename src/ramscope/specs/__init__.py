@@ -142,6 +142,10 @@ def _gc_paused() -> Iterator[None]:
     off. A parsed JSON/YAML tree holds no reference cycles, so it is freed by
     reference counting the moment it is dropped; nothing leaks. The collector is
     process-wide, so other threads see it paused too, for the length of one parse.
+
+    Drop the parsed tree before leaving the block: the allocation counter keeps counting
+    while the collector is paused, so a tree still alive when it resumes is walked whole
+    by the next collection, which gives back most of what pausing saved.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -165,7 +169,12 @@ def build_index(
     source = spec.final_url or spec.url
     with _gc_paused():
         doc = parse_spec_body(spec.body, source=source, media_type=spec.media_type)
-        return index_document(doc, spec, kind_hint=kind_hint, load_ref=load_ref)
+        index = index_document(doc, spec, kind_hint=kind_hint, load_ref=load_ref)
+        # Freed while the collector is still paused. Alive when it resumes, the tree would be
+        # walked by the first collection (it counts as millions of new objects): measured on
+        # Graph beta, 0.15 to 0.25 s, as long as parsing it.
+        del doc
+    return index
 
 
 def index_document(

@@ -1,23 +1,25 @@
 """Caching built indexes by the spec's SHA-256, so a warm run parses no large spec again.
 
-The value stored is the index's JSON plus what it was built from: the URL it was
-read at (relative refs and relative server URLs depend on it) and the external
-documents its ``$ref``\\ s pulled in, each with its SHA-256. A cached index is
-used only if it decodes, has the current :data:`INDEX_FORMAT_VERSION`, was built
-from the same URL, and every dependency still has the same hash; otherwise it is
-rebuilt and stored again. Nothing here touches disk or network itself: the
-:class:`SpecSource` (the spec store) does.
+The value stored is the index in its compact form (:mod:`ramscope.specs.compact`:
+decoded lazily, so a warm run pays for the operations it resolves, not for all of
+them) plus what it was built from: the URL it was read at (relative refs and
+relative server URLs depend on it) and the external documents its ``$ref``\\ s
+pulled in, each with its SHA-256. A cached index is used only if it decodes, has
+the current :data:`INDEX_FORMAT_VERSION`, was built from the same URL, and every
+dependency still has the same hash; otherwise it is rebuilt and stored again.
+Nothing here touches disk or network itself: the :class:`SpecSource` (the spec
+store) does. A warm run asks the source for the spec's SHA-256 only: the store
+answers that from its cache entry's metadata, without reading the body.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Protocol
-
-import orjson
+from typing import Protocol
 
 from ..errors import FetchError
 from ..store.model import FetchedSpec
+from .compact import CompactError, decode, encode
 from .model import INDEX_FORMAT_VERSION, SpecIndex, SpecKind
 
 __all__ = ["INDEX_NAMESPACE", "SpecSource", "index_cache_key", "load_index"]
@@ -46,14 +48,13 @@ def load_index(url: str, source: SpecSource, *, kind_hint: SpecKind | None = Non
     Raises :class:`~ramscope.errors.FetchError` if the spec cannot be obtained and
     :class:`~ramscope.errors.SpecError` if it is not a spec ramscope understands.
     """
-    from . import _gc_paused, build_index  # noqa: PLC0415 - the package imports this module
+    from . import build_index  # noqa: PLC0415 - the package imports this module
 
     spec = source.get(url, kind_hint=kind_hint)
     key = index_cache_key(spec.sha256, kind_hint)
     cached = source.get_artifact(INDEX_NAMESPACE, key)
     if cached is not None:
-        with _gc_paused():  # decoding builds a large tree of fresh objects, like parsing a spec
-            index = _from_cache(cached, spec, source)
+        index = _from_cache(cached, spec, source)
         if index is not None:
             return index
 
@@ -65,12 +66,11 @@ def load_index(url: str, source: SpecSource, *, kind_hint: SpecKind | None = Non
         return fetched
 
     index = build_index(spec, kind_hint=kind_hint, load_ref=load_ref)
-    payload = {"built_from": spec.final_url or spec.url, "deps": deps, "index": index.to_dict()}
     try:
-        encoded = orjson.dumps(payload)
+        encoded = encode(index, built_from=spec.final_url or spec.url, deps=deps)
     except TypeError:
-        # orjson cannot encode every value a YAML spec may hold (integers beyond 64 bits, e.g. in the
-        # remote card an A2A index keeps): such an index is used, just not cached.
+        # orjson cannot encode every value a YAML spec may hold (integers beyond 64 bits, e.g. in
+        # an index's extra facts): such an index is used, just not cached.
         return index
     source.put_artifact(INDEX_NAMESPACE, key, encoded)
     return index
@@ -79,13 +79,11 @@ def load_index(url: str, source: SpecSource, *, kind_hint: SpecKind | None = Non
 def _from_cache(data: bytes, spec: FetchedSpec, source: SpecSource) -> SpecIndex | None:
     """The cached index if it is intact and still describes this spec; ``None`` to rebuild."""
     try:
-        payload: Any = orjson.loads(data)
-        if payload.get("built_from") != (spec.final_url or spec.url):
-            return None
-        index = SpecIndex.from_dict(payload["index"])
-        deps = [(str(u), str(h)) for u, h in payload.get("deps", ())]
-    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
+        index, built_from, deps = decode(data)
+    except CompactError:
         return None  # corrupted or of another format: rebuild
+    if built_from != (spec.final_url or spec.url):
+        return None
     if index.sha256 != spec.sha256:
         return None
     for dep_url, dep_sha in deps:

@@ -61,8 +61,8 @@ from .model import (
     SecurityScheme,
     SpecIndex,
     SpecKind,
-    _reqs_from_json,
-    _reqs_to_json,
+    reqs_from_json,
+    reqs_to_json,
 )
 from .refs import RefLoader
 
@@ -176,7 +176,7 @@ def server_requirements(index: SpecIndex) -> Requirements | None:
     """The server-wide requirement recorded in an MCP index (what unlisted tools need)."""
     raw = index.extra.get("server_requirements")
     try:
-        return _reqs_from_json(raw)
+        return reqs_from_json(raw)
     except (TypeError, ValueError):
         return None
 
@@ -565,7 +565,7 @@ class _Builder:
             "server_capabilities": _dict(doc.get("server_capabilities")),
             "tools_listed": tools_listed,
             "pages": doc.get("pages") if isinstance(doc.get("pages"), int) else 0,
-            "server_requirements": _reqs_to_json(server_reqs),
+            "server_requirements": reqs_to_json(server_reqs),
             "server_security_source": server_source,
             "auth": {
                 "status": self.status,

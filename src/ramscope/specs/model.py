@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Mapping
+from abc import abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeAlias
 
 import orjson
 
@@ -36,19 +37,27 @@ __all__ = [
     "FlowKind",
     "OAuthFlow",
     "OperationEntry",
+    "OperationTable",
     "Requirement",
+    "RequirementGroups",
     "Requirements",
     "SchemeRequirement",
     "SchemeType",
     "SecurityScheme",
     "SpecIndex",
     "SpecKind",
+    "bitmask",
     "normalize_path",
+    "path_spellings",
+    "reqs_from_json",
+    "reqs_to_json",
+    "scheme_from_dict",
+    "scheme_to_dict",
 ]
 
-#: Bump when the index shape or an adapter's reading changes: cached indexes of an
-#: older format are then rebuilt instead of trusted.
-INDEX_FORMAT_VERSION = 1
+#: Bump when the index shape, an adapter's reading or the cached form changes: cached
+#: indexes of an older format are then rebuilt instead of trusted.
+INDEX_FORMAT_VERSION = 2
 
 
 class SpecKind(enum.StrEnum):
@@ -159,6 +168,28 @@ class OperationEntry:
     pointer: str = ""
 
 
+#: Operations grouped by equal requirements: (requirements, bitmask of operation positions).
+RequirementGroups: TypeAlias = tuple[tuple[Requirements | None, int], ...]
+
+
+class OperationTable(Sequence[OperationEntry]):
+    """A sequence of operations that also answers the index's lookups itself.
+
+    :class:`SpecIndex` uses these instead of scanning every operation when its
+    ``operations`` is one (the cached compact form, ``ramscope.specs.compact``, is:
+    it decodes only the operations a run asks for).
+    """
+
+    @abstractmethod
+    def by_operation_id(self) -> Mapping[str, list[OperationEntry]]: ...
+
+    @abstractmethod
+    def by_method_path(self) -> Mapping[tuple[str, str], list[OperationEntry]]: ...
+
+    @abstractmethod
+    def requirement_groups(self) -> RequirementGroups: ...
+
+
 @dataclass(frozen=True)
 class SpecIndex:
     kind: SpecKind
@@ -171,7 +202,8 @@ class SpecIndex:
     #: version, an A2A protocol version.
     spec_version: str = ""
     base_paths: tuple[str, ...] = ()
-    operations: tuple[OperationEntry, ...] = ()
+    #: A tuple as built by the adapters; an :class:`OperationTable` when loaded from the cache.
+    operations: Sequence[OperationEntry] = ()
     schemes: tuple[SecurityScheme, ...] = ()
     #: False when the spec declares no security at all (no schemes, no requirements):
     #: its operations' requirements are then unknown, not empty.
@@ -188,7 +220,9 @@ class SpecIndex:
         return {s.name: s for s in self.schemes}
 
     @cached_property
-    def by_operation_id(self) -> dict[str, list[OperationEntry]]:
+    def by_operation_id(self) -> Mapping[str, list[OperationEntry]]:
+        if isinstance(self.operations, OperationTable):
+            return self.operations.by_operation_id()
         out: dict[str, list[OperationEntry]] = {}
         for op in self.operations:
             if op.operation_id:
@@ -196,24 +230,30 @@ class SpecIndex:
         return out
 
     @cached_property
-    def by_method_path(self) -> dict[tuple[str, str], list[OperationEntry]]:
+    def by_method_path(self) -> Mapping[tuple[str, str], list[OperationEntry]]:
         """(METHOD, normalised path) -> operations, for every spelling of each path.
 
         Each path is entered as written and with the base path, so a RAM path with or
         without the base path finds it.
         """
+        if isinstance(self.operations, OperationTable):
+            return self.operations.by_method_path()
         out: dict[tuple[str, str], list[OperationEntry]] = {}
         for op in self.operations:
-            seen: set[str] = set()
-            for p in (op.path, op.full_path, *op.alt_paths):
-                if not p:
-                    continue
-                n = normalize_path(p)
-                if n in seen:
-                    continue
-                seen.add(n)
+            for n in path_spellings(op):
                 out.setdefault((op.method, n), []).append(op)
         return out
+
+    def requirement_groups(self) -> RequirementGroups:
+        """Operations grouped by equal requirements, in order of first appearance, with bitmasks
+        of their positions: all a grant-set computation needs, without touching each operation."""
+        if isinstance(self.operations, OperationTable):
+            return self.operations.requirement_groups()
+        members: dict[Requirements | None, list[int]] = {}
+        for i, op in enumerate(self.operations):
+            members.setdefault(op.requirements, []).append(i)
+        n = len(self.operations)
+        return tuple((reqs, bitmask(positions, n)) for reqs, positions in members.items())
 
     def operation(self, key: str) -> OperationEntry | None:
         return next((op for op in self.operations if op.key == key), None)
@@ -231,7 +271,7 @@ class SpecIndex:
             "spec_version": self.spec_version,
             "base_paths": list(self.base_paths),
             "security_declared": self.security_declared,
-            "schemes": [_scheme_to_dict(s) for s in self.schemes],
+            "schemes": [scheme_to_dict(s) for s in self.schemes],
             "operations": [_op_to_dict(o) for o in self.operations],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
             "extra": dict(self.extra),
@@ -253,7 +293,7 @@ class SpecIndex:
             spec_version=d.get("spec_version", ""),
             base_paths=tuple(d.get("base_paths", ())),
             security_declared=bool(d.get("security_declared", True)),
-            schemes=tuple(_scheme_from_dict(s) for s in d.get("schemes", ())),
+            schemes=tuple(scheme_from_dict(s) for s in d.get("schemes", ())),
             operations=tuple(_op_from_dict(o) for o in d.get("operations", ())),
             diagnostics=tuple(Diagnostic.from_dict(x) for x in d.get("diagnostics", ())),
             extra=dict(d.get("extra") or {}),
@@ -267,6 +307,7 @@ class SpecIndex:
 # --------------------------------------------------------------------------- paths
 
 _PARAM = re.compile(r"\{[^{}]*\}")
+_SLASHES = re.compile(r"/{2,}")
 
 
 def normalize_path(path: str) -> str:
@@ -275,24 +316,48 @@ def normalize_path(path: str) -> str:
     ``/calendars/{calendarId}/events``, ``/calendars/{id}/events/`` and
     ``calendars/{+id}/events`` all become ``/calendars/{}/events``.
     """
-    p = _PARAM.sub("{}", path.strip())
+    # Each step only when it can change something: indexing Graph beta normalises 45,000 paths.
+    p = path.strip()
+    if "{" in p:
+        p = _PARAM.sub("{}", p)
     if not p.startswith("/"):
         p = "/" + p
-    while len(p) > 1 and p.endswith("/"):
-        p = p[:-1]
-    return re.sub(r"/{2,}", "/", p)
+    if len(p) > 1 and p.endswith("/"):
+        p = p.rstrip("/") or "/"
+    if "//" in p:
+        p = _SLASHES.sub("/", p)
+    return p
+
+
+def bitmask(positions: Iterable[int], n: int) -> int:
+    """The integer with the given bit positions (all below ``n``) set, built in one pass."""
+    bits = bytearray((n + 7) // 8)
+    for p in positions:
+        bits[p >> 3] |= 1 << (p & 7)
+    return int.from_bytes(bits, "little")
+
+
+def path_spellings(op: OperationEntry) -> list[str]:
+    """The distinct normalised spellings of an operation's path (as written, with base path, alternatives)."""
+    seen: list[str] = []
+    for p in (op.path, op.full_path, *op.alt_paths):
+        if p:
+            n = normalize_path(p)
+            if n not in seen:
+                seen.append(n)
+    return seen
 
 
 # --------------------------------------------------------------------------- codec helpers
 
 
-def _reqs_to_json(reqs: Requirements | None) -> Any:
+def reqs_to_json(reqs: Requirements | None) -> Any:
     if reqs is None:
         return None
     return [[[t.scheme, list(t.scopes)] for t in alt] for alt in reqs]
 
 
-def _reqs_from_json(data: Any) -> Requirements | None:
+def reqs_from_json(data: Any) -> Requirements | None:
     if data is None:
         return None
     return tuple(tuple(SchemeRequirement(s, tuple(scopes)) for s, scopes in alt) for alt in data)
@@ -306,7 +371,7 @@ def _op_to_dict(o: OperationEntry) -> dict[str, Any]:
             out[name] = v
     if o.alt_paths:
         out["alt_paths"] = list(o.alt_paths)
-    out["requirements"] = _reqs_to_json(o.requirements)
+    out["requirements"] = reqs_to_json(o.requirements)
     if o.deprecated:
         out["deprecated"] = True
     if o.extra:
@@ -322,7 +387,7 @@ def _op_from_dict(d: Mapping[str, Any]) -> OperationEntry:
         path=d.get("path", ""),
         full_path=d.get("full_path", ""),
         alt_paths=tuple(d.get("alt_paths", ())),
-        requirements=_reqs_from_json(d.get("requirements")),
+        requirements=reqs_from_json(d.get("requirements")),
         security_source=d.get("security_source", ""),
         title=d.get("title", ""),
         description=d.get("description", ""),
@@ -332,7 +397,7 @@ def _op_from_dict(d: Mapping[str, Any]) -> OperationEntry:
     )
 
 
-def _scheme_to_dict(s: SecurityScheme) -> dict[str, Any]:
+def scheme_to_dict(s: SecurityScheme) -> dict[str, Any]:
     out: dict[str, Any] = {"name": s.name, "type": s.type.value}
     for name in ("description", "http_scheme", "bearer_format", "api_key_in", "api_key_name", "open_id_connect_url"):
         v = getattr(s, name)
@@ -354,7 +419,7 @@ def _scheme_to_dict(s: SecurityScheme) -> dict[str, Any]:
     return out
 
 
-def _scheme_from_dict(d: Mapping[str, Any]) -> SecurityScheme:
+def scheme_from_dict(d: Mapping[str, Any]) -> SecurityScheme:
     return SecurityScheme(
         name=d["name"],
         type=SchemeType(d["type"]),

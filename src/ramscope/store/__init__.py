@@ -18,18 +18,46 @@ captured), ``a2a`` (a remote agent card, with the well-known fallbacks),
 ``store`` (the facade), ``plan`` (which specs a card needs).
 """
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ..specs.model import SpecKind
 from .a2a import fetch_a2a
 from .cache import CACHE_ENTRY_CORRUPT, SpecCache
-from .cassette import Cassette, Interaction, ReplayTransport
 from .fetchers import FetchContext, Fetcher, FetcherResult, register_fetcher, registered_fetchers
 from .guard import AddressPolicy, CheckedURL, address_refusal, check_url, parse_numeric_host
-from .http import Connector, GuardedTransport, Resolver, SystemResolver, connect_socket
 from .keys import body_digest, exchange_key
 from .mcp import fetch_mcp
 from .model import Exchange, FetchedSpec, Origin
 from .plan import FetchOutcome, SpecRef, fetch_refs, kind_for_protocol, spec_refs
-from .store import INSECURE_FETCH, MAX_REDIRECTS, STALE_SPEC, USER_AGENT, Clock, SpecStore
+from .store import INSECURE_FETCH, MAX_REDIRECTS, STALE_SPEC, Clock, SpecStore
+
+if TYPE_CHECKING:
+    from .cassette import Cassette, Interaction, ReplayTransport
+    from .http import Connector, GuardedTransport, Resolver, SystemResolver, connect_socket
+    from .store import USER_AGENT
+
+#: Imported on first use: the HTTP stack (httpx, httpcore, h2, ssl) and PyYAML cost more to
+#: import than a warm run, answered from the cache, takes for everything else.
+_LAZY = {
+    "Cassette": ".cassette",
+    "Interaction": ".cassette",
+    "ReplayTransport": ".cassette",
+    "Connector": ".http",
+    "GuardedTransport": ".http",
+    "Resolver": ".http",
+    "SystemResolver": ".http",
+    "connect_socket": ".http",
+    "USER_AGENT": ".store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(module, __name__), name)
+
 
 __all__ = [
     "CACHE_ENTRY_CORRUPT",

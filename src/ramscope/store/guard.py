@@ -35,10 +35,12 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from ..errors import BlockedURLError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "ALLOWED_SCHEMES",
@@ -49,6 +51,7 @@ __all__ = [
     "IPNetwork",
     "address_refusal",
     "check_url",
+    "judge_host",
     "parse_ip",
     "parse_numeric_host",
 ]
@@ -310,6 +313,8 @@ def check_url(url: str | httpx.URL, policy: AddressPolicy) -> CheckedURL:
     httpx's own parser is used so that the URL checked is exactly the URL sent.
     The fragment is dropped (it is never sent).
     """
+    import httpx  # noqa: PLC0415 - a run answered from the cache never parses a URL with it
+
     shown = str(url)
     try:
         u = url if isinstance(url, httpx.URL) else httpx.URL(url)
@@ -327,6 +332,16 @@ def check_url(url: str | httpx.URL, policy: AddressPolicy) -> CheckedURL:
         raise BlockedURLError("the URL has no host", url=shown)
     if u.port is not None and not 1 <= u.port <= 65535:
         raise BlockedURLError(f"port {u.port} is out of range", url=shown)
+    ip = judge_host(host, policy, shown)
+    return CheckedURL(url=u, host=host, ip=ip, insecure=u.scheme == "http")
+
+
+def judge_host(host: str, policy: AddressPolicy, shown: str) -> IPAddress | None:
+    """The checks of a parsed URL's host (as sent: IDNA-encoded, brackets kept); its address if numeric.
+
+    The part of :func:`check_url` that depends on the policy, apart so the store can apply
+    it to a URL it parsed in an earlier run. Raises :class:`BlockedURLError` naming ``shown``.
+    """
     try:
         ip = parse_numeric_host(host)
     except ValueError as exc:
@@ -343,4 +358,4 @@ def check_url(url: str | httpx.URL, policy: AddressPolicy) -> CheckedURL:
         if (name == "localhost" or name.endswith(".localhost")) and not policy.allow_private:
             # RFC 6761: such names are loopback by definition, whatever a resolver says.
             raise BlockedURLError(f"refused: {host} names the loopback interface{_HINT}", url=shown)
-    return CheckedURL(url=u, host=host, ip=ip, insecure=u.scheme == "http")
+    return ip

@@ -146,6 +146,12 @@ def connect_socket(ip: str, port: int, timeout: float | None) -> httpcore.Networ
     return _SYNC.connect_tcp(ip, port, timeout=timeout, socket_options=[])
 
 
+#: Bytes asked of the socket per read. httpcore asks for 64 KiB, and every read then costs
+#: a pass through h11 and httpcore: a 47 MB spec took 0.20 s to read that way, 0.16 s this way.
+#: (TLS sockets return one record, 16 KiB at most, whatever is asked.)
+READ_SIZE = 1024 * 1024
+
+
 class _DeadlineStream(httpcore.NetworkStream):
     """Clamps every read and write of a connection to the current exchange's deadline."""
 
@@ -153,7 +159,7 @@ class _DeadlineStream(httpcore.NetworkStream):
         self._inner = inner
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _clamp(timeout, httpcore.ReadTimeout))
+        return self._inner.read(max(max_bytes, READ_SIZE), _clamp(timeout, httpcore.ReadTimeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._inner.write(buffer, _clamp(timeout, httpcore.WriteTimeout))
@@ -420,17 +426,26 @@ def _through(decoders: list[_Inflater], data: bytes, *, final: bool = False) -> 
         yield from _through(rest, b"", final=True)
 
 
+class Digest(Protocol):
+    """What ``read_body`` needs of a ``hashlib`` object."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+
 def read_body(
     response: httpx.Response,
     *,
     limit: int,
     until: Callable[[bytes], bool] | None = None,
+    digest: Digest | None = None,
 ) -> tuple[bytes, bool]:
     """Read and decode a streamed response within ``limit`` bytes and the deadline.
 
     Returns ``(body, complete)``; ``complete`` is False when ``until`` returned
     True for a piece and reading stopped there. ``until`` sees each decoded piece
-    as it arrives (an SSE reader feeds them to its own parser). Raises
+    as it arrives (an SSE reader feeds them to its own parser). ``digest`` (a
+    ``hashlib`` object) is updated with each decoded piece as it arrives, so the
+    body is hashed while it downloads rather than read again afterwards. Raises
     :class:`SpecTooLargeError` or :class:`FetchError` (without a URL: the caller
     adds it) and lets httpx's own errors (timeouts, broken connections) through.
     """
@@ -438,15 +453,21 @@ def read_body(
     if declared is not None and declared.strip().isdigit() and int(declared) > limit and not until:
         raise SpecTooLargeError(f"the server announces {int(declared):,} bytes, over --max-spec-bytes ({limit:,})")
     decoders = _decoders(response.headers.get("content-encoding"))
-    body = bytearray()
+    # Pieces joined once at the end: a growing bytearray copied into bytes would copy the body twice.
+    pieces: list[bytes] = []
+    size = 0
     wire = 0
 
-    def take(pieces: Iterator[bytes]) -> bool:
-        for piece in pieces:
-            if len(body) + len(piece) > limit:
+    def take(decoded: Iterator[bytes]) -> bool:
+        nonlocal size
+        for piece in decoded:
+            if size + len(piece) > limit:
                 what = "after decompression " if decoders else ""
                 raise SpecTooLargeError(f"the body grew past --max-spec-bytes ({limit:,} bytes) {what}".rstrip())
-            body.extend(piece)
+            pieces.append(piece)
+            size += len(piece)
+            if digest is not None:
+                digest.update(piece)
             if until is not None and until(piece):
                 return True
         return False
@@ -458,9 +479,9 @@ def read_body(
             if wire > limit:
                 raise SpecTooLargeError(f"the body grew past --max-spec-bytes ({limit:,} bytes)")
             if take(_through(decoders, raw)):
-                return bytes(body), False
+                return b"".join(pieces), False
         if take(_through(decoders, b"", final=True)):
-            return bytes(body), False
+            return b"".join(pieces), False
     except zlib.error as exc:
         raise FetchError(f"the compressed body is corrupt: {exc}") from None
-    return bytes(body), True
+    return b"".join(pieces), True

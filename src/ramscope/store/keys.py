@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
-__all__ = ["NO_BODY", "body_digest", "canonical_url", "exchange_key", "raw_body_digest"]
+__all__ = ["NO_BODY", "body_digest", "canonical_url", "document_key", "exchange_key", "raw_body_digest"]
 
 #: The digest of "no body at all" (GET, DELETE): empty, so keys stay readable.
 NO_BODY = ""
@@ -27,6 +28,8 @@ _META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 
 def canonical_url(url: str | httpx.URL) -> str:
     """The URL as httpx sends it: no fragment, an empty path written as "/"."""
+    import httpx  # noqa: PLC0415 - see document_key
+
     u = url if isinstance(url, httpx.URL) else httpx.URL(url)
     if u.fragment:
         u = u.copy_with(fragment=None)
@@ -66,5 +69,10 @@ def exchange_key(method: str, url: str | httpx.URL, digest: str = NO_BODY) -> st
     """The cache key of an exchange: ``spec:GET:<url>`` for plain GETs, else ``xchg:...``."""
     method = method.upper()
     if method == "GET" and digest == NO_BODY:
-        return f"spec:GET:{canonical_url(url)}"
+        return document_key(canonical_url(url))
     return f"xchg:{method}:{canonical_url(url)}:{digest}"
+
+
+def document_key(canonical: str) -> str:
+    """``exchange_key("GET", url)`` for a URL already in :func:`canonical_url` form, without parsing it again."""
+    return f"spec:GET:{canonical}"

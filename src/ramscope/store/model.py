@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -33,7 +33,7 @@ def media_type_of(content_type: str | None) -> str:
     return content_type.split(";", 1)[0].strip().lower() or "application/octet-stream"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class FetchedSpec:
     """A spec document as obtained, with where and when it came from.
 
@@ -41,13 +41,17 @@ class FetchedSpec:
     server it is ramscope's own JSON *capture* of the conversation (the tools
     listed, the authorization challenge and metadata), since an MCP server has
     no document to GET.
+
+    A spec answered from the cache may come without its body, with a
+    ``body_loader`` instead: the body is then read (and verified) on first use of
+    :attr:`body`, so a run that finds the spec's index already cached by
+    ``sha256`` never reads it. ``size`` is known either way.
     """
 
     #: The URL that was asked for (the card's ``spec_url``).
     url: str
     #: Where the body finally came from, after redirects or well-known fallbacks.
     final_url: str
-    body: bytes = field(repr=False)
     media_type: str
     sha256: str
     fetched_at: datetime
@@ -63,6 +67,74 @@ class FetchedSpec:
     #: entry, a stale entry used offline). Their ``path`` is "": the caller knows which
     #: resource needed the spec and re-points them with ``dataclasses.replace``.
     diagnostics: tuple[Diagnostic, ...] = field(default=(), compare=False)
+    #: The body's length in bytes.
+    size: int = 0
+    _body: bytes | None = field(default=None, repr=False, compare=False)
+    _body_loader: Callable[[], bytes] | None = field(default=None, repr=False, compare=False)
+
+    def __init__(
+        self,
+        url: str,
+        final_url: str,
+        body: bytes | None = None,
+        media_type: str = "application/octet-stream",
+        sha256: str = "",
+        fetched_at: datetime | None = None,
+        origin: Origin | None = None,
+        status: int = 200,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        provenance: Mapping[str, Any] | None = None,
+        diagnostics: tuple[Diagnostic, ...] = (),
+        *,
+        body_loader: Callable[[], bytes] | None = None,
+        size: int | None = None,
+        _body: bytes | None = None,
+        _body_loader: Callable[[], bytes] | None = None,
+    ) -> None:
+        # ``_body``/``_body_loader``: what ``dataclasses.replace`` passes back.
+        body = body if body is not None else _body
+        body_loader = body_loader if body_loader is not None else _body_loader
+        if body is not None:
+            body_loader = None
+        if (body is None) == (body_loader is None):
+            raise ValueError("a FetchedSpec needs either its body or a body_loader")
+        if body is None and size is None:
+            raise ValueError("a FetchedSpec without its body needs the body's size")
+        set_ = object.__setattr__
+        set_(self, "url", url)
+        set_(self, "final_url", final_url)
+        set_(self, "media_type", media_type)
+        set_(self, "sha256", sha256)
+        if not sha256 or fetched_at is None or origin is None:
+            raise ValueError("a FetchedSpec needs sha256, fetched_at and origin")
+        set_(self, "fetched_at", fetched_at)
+        set_(self, "origin", origin)
+        set_(self, "status", status)
+        set_(self, "etag", etag)
+        set_(self, "last_modified", last_modified)
+        set_(self, "headers", {} if headers is None else headers)
+        set_(self, "provenance", {} if provenance is None else provenance)
+        set_(self, "diagnostics", diagnostics)
+        set_(self, "size", len(body) if body is not None else size)
+        set_(self, "_body", body)
+        set_(self, "_body_loader", body_loader)
+
+    @property
+    def body(self) -> bytes:
+        """The document's bytes (read from the cache on first use when they came without them)."""
+        body = self._body
+        if body is None:
+            assert self._body_loader is not None
+            body = self._body_loader()
+            object.__setattr__(self, "_body", body)
+        return body
+
+    @property
+    def body_loaded(self) -> bool:
+        """Whether :attr:`body` is in memory already (reading it costs nothing)."""
+        return self._body is not None
 
     def to_record(self) -> dict[str, Any]:
         """The store's part of a report ``specs`` entry (CONTRACT.md); the caller adds
@@ -74,7 +146,7 @@ class FetchedSpec:
             "origin": self.origin.value,
             "fetched_at": rfc3339(self.fetched_at),
             "media_type": self.media_type,
-            "bytes": len(self.body),
+            "bytes": self.size,
             "synthesized": bool(self.provenance.get("synthesized", False)),
         }
 
@@ -105,6 +177,9 @@ class Exchange:
     redirects: tuple[str, ...] = ()
     provenance: Mapping[str, Any] = field(default_factory=dict, compare=False)
     diagnostics: tuple[Diagnostic, ...] = field(default=(), compare=False)
+    #: The body's SHA-256 (hex) when the store already knows it (hashed while downloading,
+    #: or recorded in the verified cache entry); otherwise it is computed when asked for.
+    digest: str = field(default="", repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -131,4 +206,4 @@ class Exchange:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.body).hexdigest()
+        return self.digest or hashlib.sha256(self.body).hexdigest()

@@ -19,20 +19,18 @@ all, so no code path can open a socket.
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-import httpx
 import orjson
 
 from .._version import __version__
@@ -46,21 +44,27 @@ from ..errors import (
     OfflineMissError,
 )
 from ..specs.model import SpecKind
-from .cache import CACHE_ENTRY_CORRUPT, CacheEntry, CorruptCacheEntryError, SpecCache, freshness
-from .cassette import Cassette, ReplayTransport
+from .cache import CACHE_ENTRY_CORRUPT, CacheEntry, CachePeek, CorruptCacheEntryError, SpecCache, freshness
 from .fetchers import FetchContext, Fetcher, FetcherResult, registered_fetchers
-from .guard import AddressBlockedError, AddressPolicy, CheckedURL, check_url
-from .http import GuardedTransport, Resolver, deadline, read_body
-from .keys import body_digest, canonical_url, exchange_key
+from .guard import AddressBlockedError, AddressPolicy, CheckedURL, check_url, judge_host
+from .keys import body_digest, canonical_url, document_key, exchange_key
 from .model import Exchange, FetchedSpec, Origin, rfc3339
 
-__all__ = ["INSECURE_FETCH", "MAX_REDIRECTS", "STALE_SPEC", "USER_AGENT", "Clock", "SpecStore"]
+if TYPE_CHECKING:
+    import httpx
+
+    from .cassette import Cassette
+    from .http import Resolver
+
+# The HTTP stack (httpx's client, httpcore, h2, ssl) and cassettes (PyYAML) are imported when a
+# run first needs them: a run answered from the cache does not.
+
+__all__ = ["INSECURE_FETCH", "MAX_REDIRECTS", "STALE_SPEC", "USER_AGENT", "Clock", "SpecStore"]  # noqa: F822 - USER_AGENT: module __getattr__
 
 #: Seconds since the epoch; injected in tests to move time without sleeping.
 Clock = Callable[[], float]
 
 MAX_REDIRECTS = 5
-USER_AGENT = f"ramscope/{__version__} (spec fetcher; python-httpx/{httpx.__version__})"
 _ACCEPT = "application/json, application/yaml;q=0.9, text/yaml;q=0.9, */*;q=0.5"
 _METHODS = frozenset({"GET", "POST", "DELETE"})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -87,6 +91,66 @@ STALE_SPEC = rule(
 T = TypeVar("T")
 
 
+def _user_agent() -> str:
+    import httpx  # noqa: PLC0415
+
+    return f"ramscope/{__version__} (spec fetcher; python-httpx/{httpx.__version__})"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "USER_AGENT":  # computed on first use: it names httpx's version
+        return _user_agent()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Slot:
+    """One memoised get(): a result or an exception, set once, waited for by every other caller.
+
+    What the memo needs of a ``concurrent.futures.Future``, without importing that package (and
+    ``logging`` with it) in a run that starts no thread.
+    """
+
+    __slots__ = ("_error", "_set", "_value")
+
+    def __init__(self) -> None:
+        self._set = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def set_result(self, value: Any) -> None:
+        self._value = value
+        self._set.set()
+
+    def set_exception(self, error: BaseException) -> None:
+        self._error = error
+        self._set.set()
+
+    def done(self) -> bool:
+        return self._set.is_set()
+
+    def exception(self) -> BaseException | None:
+        self._set.wait()
+        return self._error
+
+    def result(self) -> Any:
+        self._set.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+@dataclass(frozen=True, slots=True)
+class _URLFacts:
+    """What parsing a spec URL established, the same in every run: its canonical form, its host as sent."""
+
+    canonical: str
+    host: str
+
+
+#: Cache keys of remembered URL facts (see SpecStore._url_facts).
+_FACTS_PREFIX = "url:"
+
+
 @dataclass(frozen=True, slots=True)
 class _Hop:
     url: httpx.URL
@@ -97,6 +161,8 @@ class _Hop:
     complete: bool
     origin: Origin
     provenance: dict[str, Any]
+    #: SHA-256 (hex) of the body, computed while it was read.
+    digest: str
 
 
 class SpecStore:
@@ -135,13 +201,18 @@ class SpecStore:
         self._lock = threading.Lock()
         self._client: httpx.Client | None = None
         self._cache: SpecCache | None = None
-        self._memo: dict[tuple[str, str], Future[Any]] = {}
+        self._memo: dict[tuple[str, str], _Slot] = {}
+        self._facts: dict[str, _URLFacts] = {}
+        #: Diagnostics of a cache look-up that could not answer, for the get() that then fetches.
+        self._carried: dict[str, list[Diagnostic]] = {}
         self._diagnostics: dict[tuple[str, str], Diagnostic] = {}
         self._closed = False
         # Recording wants every exchange of the run in the file, so the cache may not answer.
         self._bypass_cache = settings.refresh or settings.record
         self._cassette: Cassette | None = None
         if settings.cassette is not None:
+            from .cassette import Cassette  # noqa: PLC0415
+
             if settings.record:
                 self._cassette = Cassette(settings.cassette, meta={"note": "recorded by ramscope --record"})
             else:
@@ -189,8 +260,7 @@ class SpecStore:
     def get(self, url: str, *, kind_hint: SpecKind | None = None) -> FetchedSpec:
         """The spec at ``url``, fetched at most once per run; raises :class:`FetchError` subclasses."""
         fetcher = self._fetchers.get(kind_hint) if kind_hint is not None else None
-        checked = check_url(url, self.policy)
-        memo_key = (canonical_url(checked.url), kind_hint.value if fetcher is not None and kind_hint else "GET")
+        memo_key = (self._url_facts(url).canonical, kind_hint.value if fetcher is not None and kind_hint else "GET")
         if fetcher is not None and kind_hint is not None:
             return self._once(memo_key, lambda: self._get_with_fetcher(url, kind_hint, fetcher))
         if kind_hint is SpecKind.MCP:
@@ -218,15 +288,55 @@ class SpecStore:
                 return exc
 
         with self._progress(len(todo)) as advance:
-            if self.settings.jobs <= 1 or len(todo) <= 1:
-                for item in todo:
+            # What the cache answers is answered here: a worker thread would open its own
+            # SQLite connection to the cache (a few ms each), only to read a few rows.
+            rest: list[tuple[str, SpecKind | None]] = []
+            for item in todo:
+                cached = self._cached_only(*item)
+                if cached is None:
+                    rest.append(item)
+                else:
+                    results[item[0]] = cached
+                    advance()
+            if self.settings.jobs <= 1 or len(rest) <= 1:
+                for item in rest:
                     results[item[0]] = one(item)
                     advance()
             else:
-                for item, result in _concurrently(one, todo, min(self.settings.jobs, len(todo))):
+                # Daemon worker threads (see _concurrently): an interrupted run exits at once.
+                for item, result in _concurrently(one, rest, min(self.settings.jobs, len(rest))):
                     results[item[0]] = result
                     advance()
         return {item[0]: results[item[0]] for item in todo}
+
+    def _cached_only(self, url: str, kind_hint: SpecKind | None) -> FetchedSpec | None:
+        """``get(url)`` if the cache alone answers it (and nothing else is fetching it), else ``None``."""
+        fetcher = self._fetchers.get(kind_hint) if kind_hint is not None else None
+        if fetcher is not None or kind_hint is SpecKind.MCP:
+            return None
+        try:
+            facts = self._url_facts(url)
+        except FetchError:
+            return None  # get() raises it again, as the result of this URL
+        memo_key = (facts.canonical, "GET")
+        with self._lock:
+            fut = self._memo.get(memo_key)
+        if fut is not None:  # asked for before in this run: its answer, if there is one yet
+            answered: FetchedSpec | None = fut.result() if fut.done() and fut.exception() is None else None
+            return answered
+        diags: list[Diagnostic] = []
+        spec = self._cached_document(url, kind_hint, diags)
+        with self._lock:
+            if spec is None:
+                if diags:  # a corrupt entry was discarded: said again by the get() that refetches it
+                    self._carried.setdefault(facts.canonical, []).extend(diags)
+                return None
+            if memo_key in self._memo:
+                return None
+            done = _Slot()
+            done.set_result(spec)
+            self._memo[memo_key] = done
+        return spec
 
     # ------------------------------------------------------------------ artefacts
 
@@ -318,7 +428,7 @@ class SpecStore:
             fut = self._memo.get(key)
             owner = fut is None
             if fut is None:
-                fut = self._memo[key] = Future()
+                fut = self._memo[key] = _Slot()
         if not owner:
             result: T = fut.result()
             return result
@@ -330,14 +440,138 @@ class SpecStore:
         fut.set_result(value)
         return value
 
+    def _url_facts(self, url: str) -> _URLFacts:
+        """The URL guard's verdict on ``url`` and its canonical form; raises :class:`BlockedURLError`.
+
+        :func:`check_url` parses with httpx, and importing httpx costs a warm run more than
+        everything else it does. So what the parse established (canonical form, host) is
+        remembered in the cache under the URL as written, and a later run re-applies only
+        the part of the check that depends on the policy (:func:`judge_host`) to it: the same
+        verdict, since the rest depends on the URL alone.
+        """
+        facts = self._facts.get(url)
+        if facts is None:
+            facts = self._remembered_facts(url)
+            if facts is not None:
+                self._facts[url] = facts
+        if facts is not None:
+            judge_host(facts.host, self.policy, url)
+            return facts
+        checked = check_url(url, self.policy)
+        facts = self._facts[url] = _URLFacts(canonical_url(checked.url), checked.host)
+        self._cache_store().save(
+            _FACTS_PREFIX + url, {"v": _META_VERSION, "canonical": facts.canonical, "host": facts.host}, b""
+        )
+        return facts
+
+    def _remembered_facts(self, url: str) -> _URLFacts | None:
+        try:
+            peek = self._cache_store().peek(_FACTS_PREFIX + url)
+        except CorruptCacheEntryError:
+            return None  # discarded; parsed again
+        if peek is None:
+            return None
+        m = peek.meta
+        canonical, host = m.get("canonical"), m.get("host")
+        if m.get("v") != _META_VERSION or not isinstance(canonical, str) or not isinstance(host, str):
+            return None
+        return _URLFacts(canonical, host)
+
     def _get_document(self, url: str, kind_hint: SpecKind | None) -> FetchedSpec:
+        canonical = self._url_facts(url).canonical
+        with self._lock:
+            diags: list[Diagnostic] = self._carried.pop(canonical, [])
+        cached = self._cached_document(url, kind_hint, diags)
+        if cached is not None:
+            return cached
         ex = self.exchange("GET", url, headers={"accept": _ACCEPT})
         if not ex.ok:
             where = f" (at {ex.final_url})" if ex.final_url != ex.url else ""
             raise FetchError(f"HTTP {ex.status} {ex.reason}".rstrip() + where, url=url)
         if not ex.body:
             raise FetchError("the server answered with an empty body", url=url)
-        return self._spec_from(url, kind_hint, ex, ex.media_type)
+        spec = self._spec_from(url, kind_hint, ex, ex.media_type)
+        # A corrupt entry found (and discarded) by the look-up above is part of how this spec was obtained.
+        return replace(spec, diagnostics=(*diags, *spec.diagnostics)) if diags else spec
+
+    def _cached_document(self, url: str, kind_hint: SpecKind | None, diags: list[Diagnostic]) -> FetchedSpec | None:
+        """The spec from its cache entry, when the entry alone can answer, without reading a large body.
+
+        The same decisions as :meth:`exchange` for a GET: a fresh entry answers (unless --refresh or
+        --record), and offline any entry answers (a stale one with a diagnostic). A body stored apart
+        (see :mod:`ramscope.store.cache`) is not read here: the spec gets a loader that reads and
+        verifies it on first use of ``body``, so a warm run that finds the spec's index cached never
+        reads it. ``None`` when :meth:`exchange` must decide (no entry, revalidation, a refetch).
+        """
+        self._check_open()
+        offline = self.settings.offline
+        if self._bypass_cache and not offline:
+            return None
+        where = self._url_facts(url).canonical
+        key = document_key(where)
+        peek = self._peek(key, where, diags)
+        if peek is None:
+            return None
+        now = self._clock()
+        fresh = peek.fresh(now)
+        m = peek.meta
+        sha = m.get("sha256")
+        if not (offline or (fresh and not self._bypass_cache)) or not isinstance(sha, str) or not peek.body_size:
+            return None
+        if not 200 <= m["status"] < 300:
+            return None
+        extra: dict[str, Any] = {}
+        if not fresh:
+            extra["stale"] = True
+            diags.append(STALE_SPEC("", f"offline: using the cached copy of {where}, past its freshness"))
+        body = peek.inline_body
+        ex = self._exchange_from_meta(m, body or b"", diags, extra)
+        if body is not None:
+            return self._spec_from(url, kind_hint, ex, ex.media_type)
+        assert peek.body_sha256 is not None
+        loader = self._body_loader(key, where, peek.body_sha256, peek.body_size)
+        return self._spec_from(url, kind_hint, ex, ex.media_type, body_loader=loader, size=peek.body_size)
+
+    def _body_loader(self, key: str, url: str, sha256: str, size: int) -> Callable[[], bytes]:
+        """Reads a body stored apart when the spec's ``body`` is first used; refetches it if it is gone."""
+
+        def load() -> bytes:
+            body = self._read_body_apart(key, url, sha256, size)
+            if body is not None:
+                return body
+            if self._closed:
+                raise FetchError("the cached body of this spec is gone, and its store is closed", url=url)
+            # Evicted or corrupt: drop the entry and obtain the document again, accepting it only if
+            # it is the document whose metadata (hash, provenance) this run has already used.
+            self._cache_store().delete(key)
+            ex = self.exchange("GET", url, headers={"accept": _ACCEPT})
+            if ex.ok and ex.complete and ex.sha256 == sha256:
+                return ex.body
+            raise FetchError(
+                "the cached copy of this spec was lost, and the spec has changed since; run again", url=url
+            )
+
+        return load
+
+    def _read_body_apart(self, key: str, url: str, sha256: str, size: int) -> bytes | None:
+        with self._lock:
+            closed = self._closed
+        # A spec may outlive its store (read after the ``with`` block): the cache directory still has the body.
+        cache = SpecCache(self.settings.cache_dir) if closed else self._cache_store()
+        try:
+            return cache.load_body(sha256, size)
+        except CorruptCacheEntryError as exc:
+            self._note(
+                CACHE_ENTRY_CORRUPT(
+                    "",
+                    f"the cached copy of {url} was corrupt and has been discarded: {exc.reason}",
+                    data={"cache_key": key},
+                )
+            )
+            return None
+        finally:
+            if closed:
+                cache.close()
 
     def _get_with_fetcher(self, url: str, kind: SpecKind, fetcher: Fetcher) -> FetchedSpec:
         checked = check_url(url, self.policy)
@@ -376,11 +610,22 @@ class SpecStore:
             self._save(key, ex, media_type=result.media_type, expires_at=expires_at)
         return self._spec_from(url, kind, ex, result.media_type)
 
-    def _spec_from(self, url: str, kind: SpecKind | None, ex: Exchange, media_type: str) -> FetchedSpec:
+    def _spec_from(
+        self,
+        url: str,
+        kind: SpecKind | None,
+        ex: Exchange,
+        media_type: str,
+        *,
+        body_loader: Callable[[], bytes] | None = None,
+        size: int | None = None,
+    ) -> FetchedSpec:
         return FetchedSpec(
             url=url,
             final_url=ex.final_url,
-            body=ex.body,
+            body=None if body_loader is not None else ex.body,
+            body_loader=body_loader,
+            size=size,
             media_type=media_type,
             sha256=ex.sha256,
             fetched_at=ex.fetched_at,
@@ -404,6 +649,10 @@ class SpecStore:
         until: Callable[[bytes], bool] | None,
         diags: list[Diagnostic],
     ) -> Exchange:
+        import httpx  # noqa: PLC0415
+
+        from .http import deadline  # noqa: PLC0415
+
         client = self._http()
         asked, asked_method = str(checked.url), method
         current = checked
@@ -451,6 +700,7 @@ class SpecStore:
             redirects=tuple(redirects),
             provenance=provenance,
             diagnostics=self._finish_diags(asked, provenance, diags),
+            digest=hop.digest,
         )
 
     def _send(
@@ -463,6 +713,10 @@ class SpecStore:
         until: Callable[[bytes], bool] | None,
         asked: str,
     ) -> _Hop:
+        import httpx  # noqa: PLC0415
+
+        from .http import read_body  # noqa: PLC0415
+
         request = client.build_request(method, checked.url, headers=headers, content=content)
         too_slow = f"no complete response within {self.settings.timeout:g} s (--timeout)"
         try:
@@ -477,12 +731,13 @@ class SpecStore:
         replayed = response.extensions.get("ramscope_provenance")
         provenance: dict[str, Any] = dict(replayed) if isinstance(replayed, dict) else _wire_provenance(response)
         redirect = response.status_code in _REDIRECTS and "location" in response.headers
+        digest = hashlib.sha256()
         try:
             if redirect:
                 # Drained (bounded) so the connection can carry the next hop; its text is not used.
                 body, complete = _drain(response), True
             else:
-                body, complete = read_body(response, limit=self.settings.max_spec_bytes, until=until)
+                body, complete = read_body(response, limit=self.settings.max_spec_bytes, until=until, digest=digest)
         except httpx.TimeoutException:
             raise FetchTimeoutError(too_slow, url=asked) from None
         except httpx.HTTPError as exc:
@@ -515,9 +770,14 @@ class SpecStore:
             complete=complete,
             origin=Origin.CASSETTE if replayed else Origin.NETWORK,
             provenance=provenance,
+            digest="" if redirect else digest.hexdigest(),
         )
 
     def _http(self) -> httpx.Client:
+        from http.cookiejar import CookieJar, DefaultCookiePolicy  # noqa: PLC0415
+
+        import httpx  # noqa: PLC0415
+
         with self._lock:
             if self._client is None:
                 self._client = httpx.Client(
@@ -528,16 +788,22 @@ class SpecStore:
                     # A jar that accepts nothing: no state carried between hosts or requests.
                     cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
                     timeout=httpx.Timeout(self.settings.timeout, connect=min(self.settings.timeout, 15.0)),
-                    headers={"user-agent": USER_AGENT, "accept-encoding": "gzip, deflate"},
+                    headers={"user-agent": _user_agent(), "accept-encoding": "gzip, deflate"},
                 )
             return self._client
 
     def _make_transport(self) -> httpx.BaseTransport:
         if self._cassette is not None and not self.settings.record:
+            from .cassette import ReplayTransport  # noqa: PLC0415
+
             return ReplayTransport(self._cassette)
         if self.settings.offline:  # pragma: no cover - exchange() raises before asking for a client
             raise OfflineMissError("offline: the network is not used")
-        return self._transport or GuardedTransport(self.policy, resolver=self._resolver)
+        if self._transport is not None:
+            return self._transport
+        from .http import GuardedTransport  # noqa: PLC0415
+
+        return GuardedTransport(self.policy, resolver=self._resolver)
 
     # ------------------------------------------------------------------ internals: cache
 
@@ -571,6 +837,7 @@ class SpecStore:
 
     def _save(self, key: str, ex: Exchange, *, media_type: str, expires_at: float) -> None:
         fetched = ex.fetched_at.timestamp()
+        sha256 = ex.sha256
         meta = {
             "v": _META_VERSION,
             "method": ex.method,
@@ -589,12 +856,39 @@ class SpecStore:
             "origin": ex.origin.value,
             "redirects": list(ex.redirects),
             "provenance": {k: v for k, v in ex.provenance.items() if k not in ("stale", "revalidated")},
-            "sha256": ex.sha256,
+            "sha256": sha256,
         }
-        self._cache_store().save(key, meta, ex.body)
+        self._cache_store().save(key, meta, ex.body, body_sha256=sha256)
+
+    def _peek(self, key: str, what: str, diags: list[Diagnostic]) -> CachePeek | None:
+        """Like :meth:`_load`, but a body stored apart is not read."""
+        store = self._cache_store()
+        try:
+            peek = store.peek(key)
+            if peek is not None:
+                _check_meta(peek.meta)
+        except CorruptCacheEntryError as exc:
+            reason = exc.reason
+        except (KeyError, TypeError, ValueError) as exc:
+            store.delete(key)
+            reason = f"its metadata is malformed ({exc})"
+        else:
+            return peek
+        diag = CACHE_ENTRY_CORRUPT(
+            "",
+            f"the cached copy of {what} was corrupt and has been discarded: {reason}",
+            data={"cache_key": key},
+        )
+        diags.append(diag)
+        self._note(diag)
+        return None
 
     def _from_entry(self, entry: CacheEntry, diags: list[Diagnostic], extra: Mapping[str, Any]) -> Exchange:
-        m = entry.meta
+        return self._exchange_from_meta(entry.meta, entry.body, diags, extra)
+
+    def _exchange_from_meta(
+        self, m: Mapping[str, Any], body: bytes, diags: list[Diagnostic], extra: Mapping[str, Any]
+    ) -> Exchange:
         provenance = {
             **m["provenance"],
             "first_origin": m["origin"],
@@ -607,13 +901,14 @@ class SpecStore:
             final_url=m["final_url"],
             status=m["status"],
             header_items=tuple((str(k), str(v)) for k, v in m["headers"]),
-            body=entry.body,
+            body=body,
             origin=Origin.CACHE,
             fetched_at=datetime.fromtimestamp(m["fetched_at"], UTC),
             reason=m["reason"],
             redirects=tuple(m["redirects"]),
             provenance=provenance,
             diagnostics=self._finish_diags(m["url"], provenance, diags),
+            digest=m["sha256"] if isinstance(m.get("sha256"), str) else "",
         )
 
     def _revalidated(self, entry: CacheEntry, answer: Exchange, now: float, diags: list[Diagnostic]) -> Exchange:
@@ -631,7 +926,8 @@ class SpecStore:
             etag=merged.get("etag", meta.get("etag")),
             last_modified=merged.get("last-modified", meta.get("last_modified")),
         )
-        self._cache_store().save(entry.key, meta, entry.body)
+        sha = meta.get("sha256")
+        self._cache_store().save(entry.key, meta, entry.body, body_sha256=str(sha) if isinstance(sha, str) else None)
         return self._from_entry(CacheEntry(entry.key, meta, entry.body), diags, {"revalidated": True})
 
     # ------------------------------------------------------------------ internals: bookkeeping
@@ -718,6 +1014,8 @@ def _concurrently(fn: Callable[[_T], _R], items: Sequence[_T], jobs: int) -> Ite
 
 
 def _drain(response: httpx.Response) -> bytes:
+    from .http import read_body  # noqa: PLC0415
+
     # An odd redirect body only costs the connection, which closing then drops.
     with suppress(FetchError):
         read_body(response, limit=_REDIRECT_BODY_LIMIT)

@@ -1,0 +1,184 @@
+"""Run ramscope's benchmarks: one table per benchmark, a summary of the targets, ``bench/results.json``.
+
+    python bench/run.py                 # everything, as the issue states it (the naive baseline takes minutes)
+    python bench/run.py --quick         # small specs, few cards, short latencies: well under a minute
+    python bench/run.py --only cold warm --runs 9
+
+Benchmarks (``bench/README.md`` describes the method and the latest numbers):
+
+  cold     1. cold derive vs the parse floor (read + orjson.loads of the same files)
+  warm     2. warm derive vs cold; a 47 MB-spec card vs a 100 KB-spec card, both warm
+  naive    3. prance + openapi-core on the same specs vs ramscope (needs the ``bench`` extra)
+  batch    4. 1 to 10,000 generated cards over 50 shared real specs: time and peak RSS
+  fetch    5. 20 specs behind 200 ms latency, --jobs 1 vs --jobs 8
+  memory   6. peak RSS of a cold derive against Graph beta vs holding its parsed JSON
+
+Every figure is the median of at least 5 runs, measured in the same invocation as its
+baseline and interleaved with it; ratios, not absolute times, are what the targets judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import REPO, SRC, Context, Missing, Spawner, Target, table
+
+BENCHMARKS = ("cold", "warm", "naive", "batch", "fetch", "memory")
+RESULTS = REPO / "bench" / "results.json"
+
+
+def _naive_python(given: str | None) -> str | None:
+    """An interpreter that can import prance and openapi-core (they cannot share the test environment)."""
+    candidates = [given, os.environ.get("RAMSCOPE_BENCH_NAIVE_PYTHON"), sys.executable]
+    local = REPO / "bench" / ".venv-naive" / "bin" / "python"
+    candidates.append(str(local) if local.exists() else None)
+    for c in candidates:
+        if not c:
+            continue
+        probe = subprocess.run([c, "-c", "import prance, openapi_core"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return c
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small specs, few cards, short latency (CI smoke)")
+    ap.add_argument("--only", nargs="+", choices=BENCHMARKS, metavar="NAME", help=f"among: {', '.join(BENCHMARKS)}")
+    ap.add_argument("--runs", type=int, default=5, help="runs per measurement, >= 5 (median; default 5)")
+    ap.add_argument("--naive-python", help="interpreter with the bench extra (prance, openapi-core) installed")
+    ap.add_argument("--naive-cap", type=float, default=None, help="seconds per naive run (default 300; quick 10)")
+    ap.add_argument("--output", type=Path, default=RESULTS, help=f"results file (default {RESULTS.relative_to(REPO)})")
+    args = ap.parse_args(argv)
+    if args.runs < 5:
+        ap.error("--runs must be at least 5: every figure is a median of at least 5 runs")
+    selected = args.only or list(BENCHMARKS)
+    Spawner.get()  # now, while this process is small: children inherit its size in their peak RSS
+    # Child processes import ramscope from src/; an installed ramscope has its bytecode compiled, so
+    # compile ours too (PYTHONDONTWRITEBYTECODE would otherwise make every child compile every module).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC)], check=True, stdout=subprocess.DEVNULL)
+    work = Path(tempfile.mkdtemp(prefix="ramscope-bench-"))
+    ctx = Context(
+        quick=args.quick,
+        runs=args.runs,
+        work=work,
+        naive_python=_naive_python(args.naive_python) if "naive" in selected else None,
+        naive_cap=args.naive_cap or (10.0 if args.quick else 300.0),
+    )
+    results: dict[str, Any] = {
+        "meta": {
+            "when": datetime.now(UTC).isoformat(timespec="seconds"),
+            "mode": "quick" if args.quick else "full",
+            "runs": args.runs,
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "rss_method": "ru_maxrss from os.wait4 on each child, started by a small spawner process",
+        }
+    }
+    targets: list[Target] = []
+    started = time.perf_counter()
+    try:
+        for name in BENCHMARKS:
+            if name not in selected or name in results:
+                continue
+            t0 = time.perf_counter()
+            try:
+                sections, found = _run(name, ctx)
+            except Missing as exc:
+                print(f"{name}: skipped: {exc}\n")
+                sections, found = {name: {"skipped": str(exc)}}, []
+            except Exception as exc:  # a broken benchmark must not hide the others' results
+                traceback.print_exc()
+                sections, found = {name: {"error": f"{type(exc).__name__}: {exc}"}}, []
+            for key, value in sections.items():
+                value.setdefault("seconds", time.perf_counter() - t0)
+                results[key] = value
+            targets.extend(found)
+    finally:
+        ctx.close()
+        Spawner.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    results["summary"] = [t.to_dict() for t in targets]
+    results["meta"]["seconds"] = time.perf_counter() - started
+    rows = [[t.benchmark, t.what, _num(t.measured), t.target, _met(t.met), t.note] for t in targets]
+    print(table("summary", ["benchmark", "measured", "value", "target", "result", "note"], rows))
+    args.output.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"results written to {args.output} ({results['meta']['seconds']:.0f} s)")
+    failed = [name for name in selected if "error" in results.get(name, {})]
+    return 1 if failed else 0
+
+
+def _run(name: str, ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    runners: dict[str, Callable[[Context], tuple[dict[str, dict[str, Any]], list[Target]]]] = {
+        "cold": _cold_warm,
+        "warm": _cold_warm,
+        "naive": _naive,
+        "batch": _batch,
+        "fetch": _fetch,
+        "memory": _memory,
+    }
+    return runners[name](ctx)
+
+
+def _cold_warm(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    import bench_derive
+
+    cold, warm, targets = bench_derive.run_cold_warm(ctx)
+    return {"cold": cold, "warm": warm}, targets
+
+
+def _memory(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    import bench_derive
+
+    section, targets = bench_derive.run_memory(ctx)
+    return {"memory": section}, targets
+
+
+def _naive(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    import bench_naive
+
+    section, targets = bench_naive.run(ctx)
+    return {"naive": section}, targets
+
+
+def _batch(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    import bench_batch
+
+    section, targets = bench_batch.run(ctx)
+    return {"batch": section}, targets
+
+
+def _fetch(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    import bench_fetch
+
+    section, targets = bench_fetch.run(ctx)
+    return {"fetch": section}, targets
+
+
+def _num(v: float) -> str:
+    return f"{v:.3f}" if v < 10 else f"{v:,.1f}"
+
+
+def _met(met: bool | None) -> str:
+    return "n/a" if met is None else "met" if met else "MISSED"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
