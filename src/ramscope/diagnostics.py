@@ -133,10 +133,16 @@ def count_by_severity(diags: Iterable[Diagnostic]) -> dict[Severity, int]:
 
 def escape_pointer_token(token: str | int) -> str:
     """RFC 6901 escaping of one reference token."""
-    return str(token).replace("~", "~0").replace("/", "~1")
+    t = str(token)
+    if "~" in t or "/" in t:
+        return t.replace("~", "~0").replace("/", "~1")
+    return t
 
 
 def join_pointer(base: str, *tokens: str | int) -> str:
+    # The parser calls this for every field of every card: the one-token case is kept cheap.
+    if len(tokens) == 1:
+        return f"{base}/{escape_pointer_token(tokens[0])}"
     return base + "".join("/" + escape_pointer_token(t) for t in tokens)
 
 

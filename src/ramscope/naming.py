@@ -20,6 +20,7 @@ Discovery document served from www.googleapis.com ("Calendar API"), passes both;
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -159,13 +160,26 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(_fold(split))
 
 
+# Brand word -> providers, and the brands long enough to be recognised glued to another word
+# ("googlecalendar"); short brands must stand alone. Built once: every display name of a batch
+# is checked against them.
+_BY_WORD: dict[str, list[str]] = {}
+_GLUED: list[tuple[str, str]] = []
+for _name, (_brand_words, _) in PROVIDERS.items():
+    for _b in _brand_words:
+        _BY_WORD.setdefault(_b, []).append(_name)
+        if len(_b) >= 5:
+            _GLUED.append((_b, _name))
+
+
 def _claimed(words: Iterable[str]) -> tuple[str, ...]:
     out: list[str] = []
     for word in words:
-        for name, (brand_words, _) in PROVIDERS.items():
-            # A brand glued to another word ("googlecalendar") still names it; short brands must stand alone.
-            named = word in brand_words or any(len(b) >= 5 and word.startswith(b) for b in brand_words)
-            if named and name not in out:
+        named = list(_BY_WORD.get(word, ()))
+        named += [name for brand, name in _GLUED if word.startswith(brand)]
+        # Report providers in the declaration order of PROVIDERS, as before.
+        for name in PROVIDERS:
+            if name in named and name not in out:
                 out.append(name)
     return tuple(out)
 
@@ -192,8 +206,12 @@ def _related(a: str, b: str) -> bool:
     return len(short) >= 4 and long_.startswith(short)
 
 
+@functools.lru_cache(maxsize=4096)
 def check_display_name(display_name: str, *, url: str | None, title: str | None) -> NameCheck:
-    """Check ``display_name`` against the spec served from ``url`` (its final URL) titled ``title``."""
+    """Check ``display_name`` against the spec served from ``url`` (its final URL) titled ``title``.
+
+    Pure, so memoised: a registry's batch names the same services over and over.
+    """
     host = _host(url)
     title = title or ""
     words = _words(display_name)

@@ -7,9 +7,11 @@ No network: this looks only at the card. Every rule here has a stable code
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -211,6 +213,16 @@ _CONTROL = re.compile(r"[\x00-\x20\x7f]")
 
 def check_spec_url(url: str, pointer: str) -> list[Diagnostic]:
     """Static checks of a spec URL; the store repeats the security-relevant ones at fetch time."""
+    return [replace(d, path=pointer) for d in _spec_url_findings(url)]
+
+
+@functools.lru_cache(maxsize=8192)
+def _spec_url_findings(url: str) -> tuple[Diagnostic, ...]:
+    """The findings about a URL, located nowhere yet: the same URLs recur in every card of a batch."""
+    return tuple(_check_spec_url(url, ""))
+
+
+def _check_spec_url(url: str, pointer: str) -> list[Diagnostic]:
     if _CONTROL.search(url):
         return [INVALID_SPEC_URL(pointer, "spec URL contains whitespace or control characters")]
     try:
