@@ -338,6 +338,11 @@ def test_capture_is_cached_and_replays_from_a_recording(
     text = cassette.read_text("utf-8")
     assert "server/discover" in text
     assert "text/event-stream" in text
+    # The session the server issued is a credential of that session: recorded as a placeholder.
+    issued = {h["mcp-session-id"] for _, _, h in sse_server.requests if h.get("mcp-session-id")}
+    assert issued
+    assert not any(sid in text for sid in issued)
+    assert "redacted-by-ramscope" in text
     replayed, index, origin = _capture(make_settings(cassette=cassette, cache_dir=tmp_path / "replay"), url)
     assert origin is Origin.CASSETTE
     assert replayed == recorded

@@ -23,7 +23,7 @@ from a stranger (a shared reproduction). It is read through
 bounds); its bodies are data, never code. Replay never touches the network and
 never resolves names, but the store still applies the URL guard to every
 request (a cassette cannot smuggle a request to 169.254.169.254 past the
-policy). Recording redacts credentials and cookies, so a committed cassette
+policy). Recording redacts credentials, cookies and MCP session ids, so a committed cassette
 does not leak them. Bodies are recorded decoded (no ``Content-Encoding``), so a
 cassette is readable and diffable.
 """
@@ -56,6 +56,11 @@ CASSETTE_VERSION = 1
 _LIMITS = Limits(max_bytes=512 * 1024 * 1024, max_depth=64, strict_keys=False, positions=False)
 _REDACTED = "<redacted by ramscope>"
 _SENSITIVE = re.compile(r"authorization|cookie|api[-_]?key|token|secret|password|session[-_]?key", re.IGNORECASE)
+# An MCP session id is a bearer of the live session (the spec asks servers for a
+# cryptographically secure one). Replaced, not blanked: replay sends back what it was given,
+# and the placeholder stays a valid id (visible ASCII only, MCP transports spec).
+_SESSION_HEADER = "mcp-session-id"
+_SESSION_PLACEHOLDER = "redacted-by-ramscope"
 # Not meaningful once the body is stored decoded, or per-connection only.
 _DROP_RESPONSE = frozenset({"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"})
 # Text that YAML carries unchanged: no CR (block scalars normalise line breaks), no
@@ -73,7 +78,10 @@ def _now_rfc3339() -> str:
 
 
 def _redact(headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    return tuple((k, _REDACTED if _SENSITIVE.search(k) else v) for k, v in headers)
+    return tuple(
+        (k, _SESSION_PLACEHOLDER if k.lower() == _SESSION_HEADER else _REDACTED if _SENSITIVE.search(k) else v)
+        for k, v in headers
+    )
 
 
 @dataclass(frozen=True, slots=True)
