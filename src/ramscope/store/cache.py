@@ -235,13 +235,12 @@ def _check_ref(ref: Any) -> tuple[str, int]:
     return sha, size
 
 
-@dataclass(frozen=True, slots=True)
-class CacheEntry:
-    """One verified cache value: ramscope's JSON metadata and the body bytes."""
+class CachedMeta:
+    """What a whole entry and a peek at one share: ramscope's JSON metadata, and its freshness."""
 
+    __slots__ = ()
     key: str
     meta: Mapping[str, Any]
-    body: bytes
 
     @property
     def expires_at(self) -> float | None:
@@ -254,7 +253,16 @@ class CacheEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class CachePeek:
+class CacheEntry(CachedMeta):
+    """One verified cache value: ramscope's JSON metadata and the body bytes."""
+
+    key: str
+    meta: Mapping[str, Any]
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CachePeek(CachedMeta):
     """A verified entry's metadata, and its body only if it is kept inline (see :meth:`SpecCache.peek`)."""
 
     key: str
@@ -263,15 +271,6 @@ class CachePeek:
     inline_body: bytes | None
     body_sha256: str | None
     body_size: int
-
-    @property
-    def expires_at(self) -> float | None:
-        v = self.meta.get("expires_at")
-        return float(v) if isinstance(v, int | float) else None
-
-    def fresh(self, now: float) -> bool:
-        exp = self.expires_at
-        return exp is not None and now < exp
 
 
 class SpecCache:

@@ -44,7 +44,15 @@ from ..errors import (
     OfflineMissError,
 )
 from ..specs.model import SpecKind
-from .cache import CACHE_ENTRY_CORRUPT, CacheEntry, CachePeek, CorruptCacheEntryError, SpecCache, freshness
+from .cache import (
+    CACHE_ENTRY_CORRUPT,
+    CachedMeta,
+    CacheEntry,
+    CachePeek,
+    CorruptCacheEntryError,
+    SpecCache,
+    freshness,
+)
 from .fetchers import FetchContext, Fetcher, FetcherResult, registered_fetchers
 from .guard import AddressBlockedError, AddressPolicy, CheckedURL, check_url, judge_host
 from .keys import body_digest, canonical_url, document_key, exchange_key
@@ -89,6 +97,7 @@ STALE_SPEC = rule(
 )
 
 T = TypeVar("T")
+_C = TypeVar("_C", bound=CachedMeta)
 
 
 def _user_agent() -> str:
@@ -814,26 +823,8 @@ class SpecStore:
             return self._cache
 
     def _load(self, key: str, what: str, diags: list[Diagnostic]) -> CacheEntry | None:
-        store = self._cache_store()
-        try:
-            entry = store.load(key)
-            if entry is not None and not key.startswith("artifact:"):
-                _check_meta(entry.meta)
-        except CorruptCacheEntryError as exc:
-            reason = exc.reason
-        except (KeyError, TypeError, ValueError) as exc:
-            store.delete(key)
-            reason = f"its metadata is malformed ({exc})"
-        else:
-            return entry
-        diag = CACHE_ENTRY_CORRUPT(
-            "",
-            f"the cached copy of {what} was corrupt and has been discarded: {reason}",
-            data={"cache_key": key},
-        )
-        diags.append(diag)
-        self._note(diag)
-        return None
+        # Artifacts carry their own metadata, checked by whoever reads them.
+        return self._read_checked(self._cache_store().load, key, what, diags, check=not key.startswith("artifact:"))
 
     def _save(self, key: str, ex: Exchange, *, media_type: str, expires_at: float) -> None:
         fetched = ex.fetched_at.timestamp()
@@ -862,18 +853,23 @@ class SpecStore:
 
     def _peek(self, key: str, what: str, diags: list[Diagnostic]) -> CachePeek | None:
         """Like :meth:`_load`, but a body stored apart is not read."""
-        store = self._cache_store()
+        return self._read_checked(self._cache_store().peek, key, what, diags, check=True)
+
+    def _read_checked(
+        self, read: Callable[[str], _C | None], key: str, what: str, diags: list[Diagnostic], *, check: bool
+    ) -> _C | None:
+        """``read(key)``; a corrupt entry, or one whose metadata is malformed, is discarded and reported."""
         try:
-            peek = store.peek(key)
-            if peek is not None:
-                _check_meta(peek.meta)
+            got = read(key)
+            if got is not None and check:
+                _check_meta(got.meta)
         except CorruptCacheEntryError as exc:
             reason = exc.reason
         except (KeyError, TypeError, ValueError) as exc:
-            store.delete(key)
+            self._cache_store().delete(key)
             reason = f"its metadata is malformed ({exc})"
         else:
-            return peek
+            return got
         diag = CACHE_ENTRY_CORRUPT(
             "",
             f"the cached copy of {what} was corrupt and has been discarded: {reason}",
