@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ramscope import Engine, Settings, load_card
+from ramscope import Engine, InputError, Settings, load_card
 from ramscope.outputs.report import Report
 from tests.support.httpserver import LocalHTTPServer
 
@@ -149,3 +149,34 @@ def _agent_a_card() -> Any:
     doc = yaml.safe_load(CASSETTE.read_text("utf-8"))
     body = next(i["response"]["body"]["string"] for i in doc["interactions"] if i["request"]["uri"] == A_CARD)
     return load_card(body.encode(), name="agent-a.json")
+
+
+def test_a_remote_manifest_that_cannot_be_read_is_reported(
+    chain_server: LocalHTTPServer, derive: Callable[..., Report], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A remote card whose manifest cannot be loaded leaves an incomplete footprint and a warning, never a quiet one."""
+    import importlib
+
+    # importlib: the package's ``derive`` attribute is the function, not this module.
+    derive_module = importlib.import_module("ramscope.derive")
+
+    def refuse(doc: Any, *, name: str | None = None) -> Any:
+        if name is None or not name.startswith("http"):  # the root card itself loads as usual
+            return load_card(doc, name=name)
+        raise InputError("not JSON-compatible: Integer exceeds 64-bit range", source=name)
+
+    monkeypatch.setattr(derive_module, "load_card", refuse)
+    root = {
+        "name": "root",
+        "resourceAccessManifest": _delegation(chain_server.url("/b/.well-known/agent-card.json"), "b"),
+    }
+    r = derive(root)
+    (a,) = r.accesses
+    assert a.scopes == ["b.use"]  # the access itself is resolved; what delegating exposes is not known
+    fp = a.footprint
+    assert fp is not None
+    assert (fp["complete"], fp["depth"]) == (False, 1)
+    assert "64-bit" in fp["error"]
+    warned = [d for d, _ in r.diagnostics if d.code == "footprint-incomplete"]
+    assert [d.path for d in warned] == ["/resourceAccessManifest/resource_accesses/0"]
+    assert "could not be read" in warned[0].message

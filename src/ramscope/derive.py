@@ -538,16 +538,7 @@ class _CardRun:
             # the same path gives the same report. Embedding it again for every access multiplied
             # the work and the report by (accesses per card) ** depth.
             first, nested = seen
-            if not nested.complete or not nested.card_valid:
-                self.diags.append(
-                    (
-                        FOOTPRINT_INCOMPLETE(
-                            a.loc.pointer,
-                            f"access {a.id!r}: the manifest of {url} could not be derived completely",
-                        ),
-                        None,
-                    )
-                )
+            self._check_footprint(a, url, nested)
             return {
                 "card_url": url,
                 "name": nested.card_name,
@@ -558,19 +549,11 @@ class _CardRun:
         try:
             nested_card = load_card(doc, name=url)
         except RamscopeError as exc:
+            self._check_footprint(a, url, None, f"could not be read: {exc}")
             return {"card_url": url, "depth": depth, "complete": False, "error": str(exc)}
         nested = _CardRun(self.engine, nested_card, depth=depth, path=self.path).run()
         self.footprints[(url, index.sha256)] = (a.id, nested)
-        if not nested.complete or not nested.card_valid:
-            self.diags.append(
-                (
-                    FOOTPRINT_INCOMPLETE(
-                        a.loc.pointer,
-                        f"access {a.id!r}: the manifest of {url} could not be derived completely",
-                    ),
-                    None,
-                )
-            )
+        self._check_footprint(a, url, nested)
         body = nested.to_dict()
         body.pop("generator", None)
         return {
@@ -580,6 +563,15 @@ class _CardRun:
             "complete": nested.complete and nested.card_valid,
             "report": body,
         }
+
+    def _check_footprint(
+        self, a: ResourceAccess, url: str, nested: Report | None, why: str = "could not be derived completely"
+    ) -> None:
+        """A footprint that is not whole is a warning on the access: what delegating exposes is unknown."""
+        if nested is None or not nested.complete or not nested.card_valid:
+            self.diags.append(
+                (FOOTPRINT_INCOMPLETE(a.loc.pointer, f"access {a.id!r}: the manifest of {url} {why}"), None)
+            )
 
     def _pin(self, a: ResourceAccess, op: Operation) -> Pin | None:
         pin = self.policy.pin_for(a.id, op.id)
