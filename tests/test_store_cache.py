@@ -41,6 +41,17 @@ def test_second_run_is_served_from_the_cache(server: LocalHTTPServer, make_setti
     assert [d.code for d in again.diagnostics] == ["insecure-fetch"]
 
 
+def test_a_cache_dir_given_as_a_string_works(server: LocalHTTPServer, tmp_path: Path) -> None:
+    """Library callers pass ``cache_dir`` (and ``cassette``) as strings as often as Paths."""
+    server.route("/spec.json", body=SPEC)
+    settings = Settings(cache_dir=str(tmp_path / "c"), allow_private_network=True)  # type: ignore[arg-type]
+    assert settings.cache_dir == tmp_path / "c"
+    for origin in (Origin.NETWORK, Origin.CACHE):
+        with SpecStore(settings) as store:
+            assert store.get(server.url("/spec.json")).origin is origin
+    assert isinstance(Settings(cassette=str(tmp_path / "x.yaml")).cassette, Path)  # type: ignore[arg-type]
+
+
 def test_each_url_is_fetched_once_per_run(server: LocalHTTPServer, make_settings: MakeSettings) -> None:
     """Within one run the same URL (even with another fragment) is fetched once, also with --refresh."""
     server.route("/spec.json", body=SPEC)

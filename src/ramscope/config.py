@@ -47,3 +47,10 @@ class Settings:
     max_depth: int = 3
     #: Also validate OpenAPI specs strictly (sandboxed; needs the ``validate`` extra).
     validate_specs: bool = False
+
+    def __post_init__(self) -> None:
+        # Library callers pass strings as often as Paths; every stage joins paths with ``/``.
+        if not isinstance(self.cache_dir, Path):
+            object.__setattr__(self, "cache_dir", Path(self.cache_dir))
+        if self.cassette is not None and not isinstance(self.cassette, Path):
+            object.__setattr__(self, "cassette", Path(self.cassette))
