@@ -248,6 +248,16 @@ def test_did_you_mean_on_dangling_reference() -> None:
     assert d.data["suggestions"] == ["google-calendar-events-v3"]
 
 
+def test_unknown_enum_hint_suggests_only_valid_values() -> None:
+    """A misspelt value gets the valid one it resembles; UNSPECIFIED, itself an error, is never suggested."""
+    (typo,) = [d for d in validate(_card_with(_set("resources/0/owner", "CONSUMR"))) if d.code == "unknown-enum-value"]
+    assert typo.hint == "did you mean 'CONSUMER'?"
+    diags = validate(_card_with(_set("resource_accesses/0/necessity", "NECESSITY_UNSPECIFIED")))
+    (d,) = [d for d in diags if d.code == "unknown-enum-value"]
+    assert "UNSPECIFIED" not in (d.hint or "")
+    assert d.message.endswith("expected one of REQUIRED, RECOMMENDED, OPTIONAL")
+
+
 def test_unknown_enum_is_not_reported_twice() -> None:
     """A rejected enum value gets unknown-enum-value only, not also unspecified-enum."""
     codes = [d.code for d in validate(_card_with(_set("resource_accesses/0/identity_used", "ROBOT")))]

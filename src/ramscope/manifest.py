@@ -450,13 +450,14 @@ def _parse_value(fi: _FieldInfo, raw: object, ptr: str, diags: list[Diagnostic])
         member = enum_from_json(fi.target, raw)
         if member is not None:
             return member
-        names = [m.name for m in fi.target]
+        # The first member is the UNSPECIFIED one: never a value to suggest.
+        names = [m.name for m in fi.target][1:]
         shown = raw if isinstance(raw, str | int) and not isinstance(raw, bool) else _json_type(raw)
         guess = difflib.get_close_matches(str(raw).upper(), names, n=1, cutoff=0.6) if isinstance(raw, str) else []
         diags.append(
             UNKNOWN_ENUM(
                 ptr,
-                f"{shown!r} is not a valid {fi.target.__name__} value; expected one of {', '.join(names[1:])}",
+                f"{shown!r} is not a valid {fi.target.__name__} value; expected one of {', '.join(names)}",
                 hint=f"did you mean {guess[0]!r}?" if guess else None,
             )
         )
