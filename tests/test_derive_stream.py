@@ -108,3 +108,39 @@ def test_no_output_file_when_every_card_is_unreadable(tmp_path: Path) -> None:
     code = main(["--cache-dir", str(tmp_path / "cache"), "derive", str(bad), str(bad), "-o", str(out)])
     assert code == 2
     assert not out.exists()
+
+
+def test_a_report_in_a_batch_is_the_report_of_that_card_alone(
+    cards: Callable[[int], Path], tmp_path: Path, server: LocalHTTPServer
+) -> None:
+    """A card's report does not depend on the cards derived before it in the same run: a spec an
+    earlier card loaded is not listed for a later card that names it but derives nothing from it."""
+    url = server.url("/spec.json")
+    user = _card(url, 0)
+    bystander = _card(url, 1)
+    # Its only access goes elsewhere; its operation on the shared spec is declared but unused.
+    bystander["resources"].append(
+        {"id": "other", "interaction_protocol": "REST", "owner": "CONSUMER", "spec": {"spec_url": url + "?v=2"}}
+    )
+    bystander["operations"].append({"id": "o2", "resource": "other", "api_operation_spec": {"operation_id": "getX"}})
+    bystander["resource_accesses"][0]["operation"] = "o2"
+    # Each run with a cache of its own, so that both fetch from the network.
+    with Engine(Settings(cache_dir=tmp_path / "c1", allow_private_network=True)) as engine:
+        _, in_batch = list(engine.derive_many([_as_file(tmp_path, "u", user), _as_file(tmp_path, "b", bystander)]))
+    with Engine(Settings(cache_dir=tmp_path / "c2", allow_private_network=True)) as engine:
+        alone = engine.derive(_as_file(tmp_path, "b", bystander))
+    assert [s.url for s in alone.specs] == [url + "?v=2"]
+    assert _timeless(in_batch.to_dict()) == _timeless(alone.to_dict())
+
+
+def _timeless(report: dict[str, Any]) -> dict[str, Any]:
+    for spec in report["specs"]:
+        spec.pop("fetched_at")
+        spec["provenance"].pop("fetched_at", None)
+    return report
+
+
+def _as_file(tmp_path: Path, name: str, doc: dict[str, Any]) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(orjson.dumps(doc))
+    return path

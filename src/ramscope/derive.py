@@ -241,6 +241,9 @@ class _CardRun:
         #: Remote agents' manifests derived for this card, by (card URL, sha256), with the first access
         #: that showed them: each is derived and embedded once, later accesses refer to it.
         self.footprints: dict[tuple[str, str], tuple[str, Report]] = {}
+        #: The specs this card's accesses loaded. Not the engine's (every card's so far): a report
+        #: must not depend on which cards were derived before it.
+        self.used_specs: set[tuple[str, SpecKind | None]] = set()
 
     def run(self) -> Report:
         card_diags = validate(self.card)
@@ -280,7 +283,7 @@ class _CardRun:
                 continue
             url = spec_url_for(res, op)
             key = (url, kind_for_protocol(res.interaction_protocol))
-            if key in self.engine._loaded:
+            if key in self.used_specs:
                 ids = seen.setdefault(key, [])
                 if res.id not in ids:
                     ids.append(res.id)
@@ -350,7 +353,9 @@ class _CardRun:
         url_problems = [d for d in check_spec_url(url, "") if d.severity is Severity.ERROR]
         if url_problems:
             return self._unresolved(a, key, base, "invalid-spec-url", url_problems[0].message)
-        loaded = self.engine.load(url, kind_for_protocol(res.interaction_protocol))
+        kind = kind_for_protocol(res.interaction_protocol)
+        loaded = self.engine.load(url, kind)
+        self.used_specs.add((url, kind))
         if loaded.index is None:
             err = loaded.error or SpecError("no index was built", url=url)
             why = unresolved_for_error(err, res, op)
