@@ -293,7 +293,8 @@ def test_warm_derive_imports_no_http_stack(
     server: LocalHTTPServer, make_settings: MakeSettings, write_card: Callable[..., Path]
 ) -> None:
     """A derive answered from the cache imports neither the HTTP stack, PyYAML nor rich, nor diskcache
-    (it reads the cache with sqlite3) nor concurrent.futures (it starts no thread)."""
+    (it reads the cache with sqlite3) nor concurrent.futures (it starts no thread). Storing a derived
+    report for reuse writes to the cache (diskcache); reusing it, or --no-reuse, does not."""
     import subprocess
     import sys
 
@@ -310,20 +311,23 @@ def test_warm_derive_imports_no_http_stack(
         "import io, sys, contextlib\n"
         "from ramscope.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    code = main(['--cache-dir', {str(cache)!r}, '--allow-private-network', 'derive', {str(card)!r}])\n"
+        f"    args = ['--cache-dir', {str(cache)!r}, '--allow-private-network', 'derive', *sys.argv[1:]]\n"
+        f"    code = main([*args, {str(card)!r}])\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('httpx', 'httpcore', 'h11', 'h2', 'ssl', 'yaml', 'rich', 'diskcache', 'concurrent', 'logging'))\n"
         "print(code, heavy)\n"
     )
     root = Path(__file__).resolve().parent.parent
     runs = [
-        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, check=True)
-        for _ in range(2)
+        subprocess.run([sys.executable, "-c", script, *extra], capture_output=True, text=True, cwd=root, check=True)
+        for extra in ([], ["--no-reuse"], [], [])
     ]
     code, _, cold = runs[0].stdout.partition(" ")
     assert "'httpx'" in cold  # the cold run fetched
     assert "yaml" not in cold  # a JSON card, no cassette
-    assert runs[1].stdout.strip() == f"{code} []"
+    assert runs[1].stdout.strip() == f"{code} []"  # derived from the cache, nothing stored
+    assert "'httpx'" not in runs[2].stdout  # derived from the cache, and its report stored
+    assert runs[3].stdout.strip() == f"{code} []"  # reused
 
 
 def test_prefetch_answers_cached_specs_without_threads(

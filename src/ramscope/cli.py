@@ -27,7 +27,7 @@ from .card import Card, load_card
 from .config import Settings, default_cache_dir
 from .diagnostics import Severity, has_errors
 from .errors import InputError, RamscopeError
-from .outputs.report import Report
+from .outputs.report import Report, StoredReport
 from .policy import Policy, load_policy
 from .schema import SCHEMA_NAMES, load_schema, render
 from .validate import validate
@@ -275,13 +275,24 @@ class _Derived:
                 self.codes.add(report.exit_code)
                 yield report
 
+    def as_json(self) -> Iterator[Report | StoredReport]:
+        """The reports, where only their JSON is needed: a card derived before from the same inputs
+        is not derived again (``ramscope.reuse``)."""
+        with _engine(self.args) as engine:
+            for report in engine.derive_files(self.paths, on_unreadable=self._unreadable):
+                self.codes.add(report.exit_code)
+                yield report
+
+    def _unreadable(self, exc: InputError) -> None:
+        _fail(str(exc))
+        self.worst = EXIT_USAGE
+
     def _cards(self) -> Iterator[Card]:
         for path in self.paths:
             try:
                 yield load_card(path)
             except InputError as exc:
-                _fail(str(exc))
-                self.worst = EXIT_USAGE
+                self._unreadable(exc)
 
     @property
     def exit_code(self) -> int:
@@ -318,6 +329,11 @@ def _configure_derive(p: argparse.ArgumentParser) -> None:
     p.add_argument("cards", nargs="+", metavar="CARD", help="cards, directories of cards, or globs")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here (atomically)")
     p.add_argument("--format", choices=("json", "text"), default="json")
+    p.add_argument(
+        "--no-reuse",
+        action="store_true",
+        help="derive every card again, even one derived before from the same card, settings, policy and specs",
+    )
 
 
 class _NothingToWrite(Exception):
@@ -348,13 +364,13 @@ def _run_derive(args: argparse.Namespace) -> int:
             for r in derived:
                 write(render_report_text(r, color=color))
         elif len(paths) == 1 and len(args.cards) == 1:
-            reports = list(derived)
+            reports = list(derived.as_json())
             if len(reports) == 1 and derived.worst == EXIT_OK:
                 write(json.dumps(reports[0].to_dict(), indent=2, ensure_ascii=False) + "\n")
         else:
             # Batches are JSON Lines: one report per line, streamable and greppable.
-            for r in derived:
-                write(_json_line(r.to_dict()))
+            for one in derived.as_json():
+                write(_report_line(one))
         if not derived.codes and derived.worst != EXIT_OK:
             # Every card was unreadable (each said so on stderr): no report exists, so no file is
             # written; an empty `-o` file would read as a report of nothing.
@@ -544,7 +560,15 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         progress=not args.no_progress and sys.stderr.isatty() and args.quiet == 0,
         max_depth=args.max_depth,
         validate_specs=args.validate_specs,
+        reuse=not getattr(args, "no_reuse", False),
     )
+
+
+def _report_line(report: Report | StoredReport) -> str:
+    try:
+        return report.to_json().decode() + "\n"
+    except TypeError:
+        return _json_line(report.to_dict())
 
 
 def _json_line(doc: Any) -> str:

@@ -47,6 +47,9 @@ class Settings:
     max_depth: int = 3
     #: Also validate OpenAPI specs strictly (sandboxed; needs the ``validate`` extra).
     validate_specs: bool = False
+    #: ``derive``: reuse the stored report of a card derived before from the same bytes, settings,
+    #: policy and code, when every spec it read is still in the same state (:mod:`ramscope.reuse`).
+    reuse: bool = True
 
     def __post_init__(self) -> None:
         # Library callers pass strings as often as Paths; every stage joins paths with ``/``.

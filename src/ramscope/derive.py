@@ -13,16 +13,19 @@ every tier that contains them incomplete.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any
 
+from ._parse import CARD_LIMITS, read_bytes
 from .card import Card, load_card
 from .config import Settings
 from .diagnostics import Diagnostic, Severity, has_errors, rule
-from .errors import FetchError, RamscopeError, SpecError
+from .errors import FetchError, InputError, RamscopeError, SpecError
 from .manifest import (
     AccessNecessity,
     IdentityType,
@@ -32,7 +35,16 @@ from .manifest import (
     ResourceOwner,
 )
 from .naming import display_name_diagnostics
-from .outputs.report import IDENTITIES, TIERS, AccessRecord, IdentityTier, Report, SpecRecord, TierRecord
+from .outputs.report import (
+    IDENTITIES,
+    TIERS,
+    AccessRecord,
+    IdentityTier,
+    Report,
+    SpecRecord,
+    StoredReport,
+    TierRecord,
+)
 from .policy import Pin, Policy
 from .privilege import (
     AMBIGUOUS,
@@ -115,6 +127,30 @@ class _Loaded:
     resources: list[str] = field(default_factory=list)
     #: Strict-validation findings (``--validate-specs``), pointing into the spec.
     validation: tuple[Diagnostic, ...] = ()
+    #: Every spec the store was asked for to load this one (itself, files its $refs pulled in).
+    asked: tuple[tuple[str, SpecKind | None], ...] = ()
+
+
+class _Recording:
+    """The store as indexing sees it, noting every spec asked for (for :mod:`ramscope.reuse`)."""
+
+    __slots__ = ("_store", "asked")
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.asked: list[tuple[str, SpecKind | None]] = []
+
+    def get(self, url: str, *, kind_hint: SpecKind | None = None) -> FetchedSpec:
+        self.asked.append((url, kind_hint))
+        fetched: FetchedSpec = self._store.get(url, kind_hint=kind_hint)
+        return fetched
+
+    def get_artifact(self, namespace: str, key: str) -> bytes | None:
+        data: bytes | None = self._store.get_artifact(namespace, key)
+        return data
+
+    def put_artifact(self, namespace: str, key: str, data: bytes) -> None:
+        self._store.put_artifact(namespace, key, data)
 
 
 class Engine:
@@ -133,6 +169,11 @@ class Engine:
         self.store: Any = store if store is not None else SpecStore(self.settings)
         self._loaded: dict[tuple[str, SpecKind | None], _Loaded] = {}
         self._grants: dict[tuple[str, str], SpecGrants] = {}
+        #: The specs loaded while deriving the current card (its remote agents' included).
+        self._touched: set[tuple[str, SpecKind | None]] = set()
+        #: reuse.spec_state of each spec asked for in this run.
+        self._states: dict[tuple[str, SpecKind | None], str] = {}
+        self._run_key: str | None = None
 
     def __enter__(self) -> Engine:
         return self
@@ -149,7 +190,110 @@ class Engine:
     def derive(self, card: Card | str | os.PathLike[str] | Mapping[str, Any]) -> Report:
         if not isinstance(card, Card):
             card = load_card(card)
+        self._touched = set()
         return _CardRun(self, card).run()
+
+    def derive_files(
+        self, paths: Iterable[str | os.PathLike[str]], *, on_unreadable: Callable[[InputError], None]
+    ) -> Iterator[Report | StoredReport]:
+        """Like :meth:`derive_many` over card files, reusing the stored report of a card whose
+        bytes, name, settings, policy and specs have not changed (see :mod:`ramscope.reuse`).
+
+        A file that cannot be read or parsed goes to ``on_unreadable``; the others are derived.
+        """
+        from . import reuse  # noqa: PLC0415
+
+        todo = iter(paths)
+        while chunk := list(itertools.islice(todo, _CHUNK)):
+            read: list[tuple[bytes, str, str] | None] = []
+            for path in chunk:
+                try:
+                    data, label = read_bytes(path, max_bytes=CARD_LIMITS.max_bytes)
+                except InputError as exc:
+                    on_unreadable(exc)
+                    read.append(None)
+                    continue
+                read.append((data, label, hashlib.sha256(data).hexdigest()))
+            entries = [self._entry(reuse, item[1], item[2]) if item is not None else None for item in read]
+            # The specs the stored reports depend on, asked for together (a stale one is revalidated).
+            self.prefetch(
+                (url, SpecKind(kind) if kind is not None else None)
+                for e in entries
+                if e is not None
+                for url, kind, _ in e.deps
+            )
+            found: list[Report | StoredReport | Card | None] = []
+            for item, entry in zip(read, entries, strict=True):
+                if item is None:
+                    found.append(None)
+                    continue
+                data, label, _ = item
+                stored = self._reused(reuse, label, entry) if entry is not None else None
+                if stored is not None:
+                    found.append(stored)
+                    continue
+                try:
+                    found.append(load_card(data, name=label))
+                except InputError as exc:
+                    on_unreadable(exc)
+                    found.append(None)
+            self.prefetch(u for c in found if isinstance(c, Card) for u in _spec_urls(c))
+            for got in found:
+                if isinstance(got, Card):
+                    report = self.derive(got)
+                    self._store_report(reuse, got, report)
+                    yield report
+                elif got is not None:
+                    yield got
+
+    def _reusing(self) -> bool:
+        s = self.settings
+        # --refresh refetches every spec, and --record must really perform the exchanges.
+        return s.reuse and not s.refresh and not s.record
+
+    def _key(self, reuse: ModuleType, label: str, sha: str) -> str:
+        if self._run_key is None:
+            self._run_key = reuse.run_key(self.settings, self.policy)
+        key: str = reuse.card_key(self._run_key, label, sha)
+        return key
+
+    def _entry(self, reuse: ModuleType, label: str, sha: str) -> Any:
+        """The stored report of this card file, if any (a ``reuse.Entry``), not yet checked."""
+        if not self._reusing():
+            return None
+        data = self.store.get_artifact(reuse.NAMESPACE, self._key(reuse, label, sha))
+        return reuse.decode(data) if data is not None else None
+
+    def _reused(self, reuse: ModuleType, label: str, entry: Any) -> StoredReport | None:
+        """The stored report, if every spec it depends on is still in the state it was derived from."""
+        for url, kind, state in entry.deps:
+            if self._state(reuse, url, SpecKind(kind) if kind is not None else None) != state:
+                return None
+        return StoredReport(card_source=label, exit_code=entry.exit_code, json=entry.report)
+
+    def _store_report(self, reuse: ModuleType, card: Card, report: Report) -> None:
+        if not self.settings.reuse:
+            return
+        try:
+            data = report.to_json()
+        except TypeError:
+            return  # a value orjson refuses (an integer beyond 64 bits): not stored, derived each time
+        if len(data) > reuse.MAX_STORED_BYTES:
+            return
+        asked = {a for key in self._touched for a in self._loaded[key].asked}
+        deps = [(url, reuse.kind_value(kind), self._state(reuse, url, kind)) for url, kind in asked]
+        key = self._key(reuse, card.source, card.sha256)
+        self.store.put_artifact(reuse.NAMESPACE, key, reuse.encode(report.exit_code, deps, data))
+
+    def _state(self, reuse: ModuleType, url: str, kind: SpecKind | None) -> str:
+        state = self._states.get((url, kind))
+        if state is None:
+            try:
+                result: FetchedSpec | FetchError = self.store.get(url, kind_hint=kind)
+            except FetchError as exc:
+                result = exc
+            state = self._states[(url, kind)] = reuse.spec_state(result)
+        return state
 
     def derive_many(self, cards: Iterable[Card | str | os.PathLike[str]]) -> Iterator[Report]:
         # A chunk of cards at a time: the specs of a chunk are fetched together, concurrently
@@ -169,15 +313,18 @@ class Engine:
 
     def load(self, url: str, kind: SpecKind | None) -> _Loaded:
         key = (url, kind)
+        self._touched.add(key)
         hit = self._loaded.get(key)
         if hit is not None:
             return hit
         loaded = _Loaded()
+        source = _Recording(self.store)
         try:
-            loaded.fetched = self.store.get(url, kind_hint=kind)
-            loaded.index = load_index(url, self.store, kind_hint=kind)
+            loaded.fetched = source.get(url, kind_hint=kind)
+            loaded.index = load_index(url, source, kind_hint=kind)
         except (FetchError, SpecError) as exc:
             loaded.error = exc
+        loaded.asked = tuple(dict.fromkeys(source.asked))
         if self.settings.validate_specs and loaded.index is not None and loaded.index.kind is SpecKind.OPENAPI:
             from .specs.strict import validate_spec  # noqa: PLC0415 - opt-in, and slow to import
 

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ramscope._version import __version__
 from ramscope.diagnostics import Diagnostic
 
@@ -21,6 +23,7 @@ __all__ = [
     "IdentityTier",
     "Report",
     "SpecRecord",
+    "StoredReport",
     "TierRecord",
 ]
 
@@ -189,6 +192,8 @@ class Report:
     tiers: Mapping[str, TierRecord]
     diagnostics: Sequence[tuple[Diagnostic, str | None]]
     policy: Mapping[str, Any] | None = None
+    #: to_json's result, kept: a batch both writes a report and stores it for reuse.
+    _json: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def complete(self) -> bool:
@@ -200,6 +205,13 @@ class Report:
         if not self.card_valid:
             return 1
         return 0 if self.complete else 3
+
+    def to_json(self) -> bytes:
+        """Compact JSON. Raises TypeError for values orjson refuses (integers beyond 64 bits)."""
+        if self._json is None:
+            object.__setattr__(self, "_json", orjson.dumps(self.to_dict()))
+        assert self._json is not None
+        return self._json
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -218,6 +230,24 @@ class Report:
             "policy": dict(self.policy) if self.policy else None,
             "diagnostics": [_diag_dict(d, src) for d, src in self.diagnostics],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredReport:
+    """A report an earlier run derived from exactly the same inputs, reused as it was written
+    (see :mod:`ramscope.reuse`). Only its JSON is kept: it serves ``derive``'s JSON output."""
+
+    card_source: str
+    exit_code: int
+    #: The report's compact JSON, as :meth:`Report.to_json` wrote it.
+    json: bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = orjson.loads(self.json)
+        return doc
+
+    def to_json(self) -> bytes:
+        return self.json
 
 
 def _diag_dict(d: Diagnostic, source: str | None) -> dict[str, Any]:
