@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from ramscope.cli import main
+from ramscope.errors import InputError
 from ramscope.schema import load_schema
 from tests.support.httpserver import LocalHTTPServer
 
@@ -254,3 +255,25 @@ def test_scopes_mentions_credentials_on_stderr(cli: Any, tmp_path: Path) -> None
     )
     assert (code, out) == (0, "")
     assert "also needs credentials that are not OAuth scopes: mcp-api-key (apiKey)" in err
+
+
+def test_a_directory_gives_its_card_files_in_order(tmp_path: Path) -> None:
+    """Nested directories are walked; only .json/.yaml/.yml files are cards; a symlinked file is
+    taken, a symlinked directory is not entered (no loops); the paths read as the argument wrote them."""
+    from ramscope._io import expand_card_args
+
+    root = tmp_path / "cards"
+    (root / "b" / "deeper").mkdir(parents=True)
+    for name in ("a.json", "b/c.YAML", "b/deeper/d.yml", "notes.txt", "b/e.toml"):
+        (root / name).write_text("{}")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.json").write_text("{}")
+    (root / "link.json").symlink_to(elsewhere / "x.json")
+    (root / "loop").symlink_to(root)
+    (root / "outside").symlink_to(elsewhere)
+    got = expand_card_args([f"{root}/./", str(root / "a.json")])
+    assert got == [f"{root}/{n}" for n in ("a.json", "b/c.YAML", "b/deeper/d.yml", "link.json")]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="holds no"):
+        expand_card_args([str(tmp_path / "empty")])

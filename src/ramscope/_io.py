@@ -53,7 +53,7 @@ def expand_card_args(args: Iterable[str]) -> list[str]:
         if arg == "-" or path.is_file():
             out.append(arg)
         elif path.is_dir():
-            found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in CARD_SUFFIXES)
+            found = sorted(_cards_in(str(path)))
             if not found:
                 raise InputError("directory holds no .json, .yaml or .yml files", source=arg)
             out.extend(found)
@@ -65,3 +65,15 @@ def expand_card_args(args: Iterable[str]) -> list[str]:
         else:
             out.append(arg)  # the loader reports it as missing
     return list(dict.fromkeys(out))
+
+
+def _cards_in(directory: str) -> Iterator[str]:
+    """The card files under ``directory``, as ``Path.rglob`` found them (symlinked directories not
+    entered, symlinked files taken), but from the directory entries' own types: rglob plus
+    ``is_file()`` made a stat call per file, a third of the time of reusing a stored report."""
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                yield from _cards_in(entry.path)
+            elif os.path.splitext(entry.name)[1].lower() in CARD_SUFFIXES and entry.is_file():
+                yield entry.path

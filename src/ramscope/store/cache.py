@@ -45,7 +45,7 @@ import sqlite3
 import struct
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -475,11 +475,30 @@ class SpecCache:
 
     def _set(self, key: str, parts: list[bytes]) -> bool:
         try:
-            if sum(map(len, parts)) >= _MIN_FILE_SIZE:
-                # Read in 4 MiB chunks. Given bytes, diskcache would write a large value line by line.
-                self._cache.set(key, _PartsReader(parts), read=True, retry=True)
-            else:
-                self._cache.set(key, b"".join(parts), retry=True)
+            self._put(key, parts)
+        except (OSError, sqlite3.Error, _Timeout, InputError):
+            return False
+        return True
+
+    def _put(self, key: str, parts: list[bytes]) -> None:
+        if sum(map(len, parts)) >= _MIN_FILE_SIZE:
+            # Read in 4 MiB chunks. Given bytes, diskcache would write a large value line by line.
+            self._cache.set(key, _PartsReader(parts), read=True, retry=True)
+        else:
+            self._cache.set(key, b"".join(parts), retry=True)
+
+    def save_many(self, entries: Sequence[tuple[str, Mapping[str, Any], bytes]]) -> bool:
+        """Store several entries (bodies kept inline) in one transaction; False if the cache cannot
+        be written now (then none of them, or some, are stored: each is whole or absent).
+
+        One transaction per entry costs ~0.3 ms; a batch of 10,000 derived reports paid 3 s for it.
+        """
+        for key, _, _ in entries:
+            self._wait(key)
+        try:
+            with self._cache.transact(retry=True):
+                for key, meta, body in entries:
+                    self._put(key, _seal(meta, body))
         except (OSError, sqlite3.Error, _Timeout, InputError):
             return False
         return True

@@ -355,8 +355,16 @@ class SpecStore:
         return entry.body if entry is not None else None
 
     def put_artifact(self, namespace: str, key: str, data: bytes) -> None:
-        meta = {"v": _META_VERSION, "artifact": namespace, "key": key, "stored_at": self._clock()}
-        self._cache_store().save(_artifact_key(namespace, key), meta, bytes(data))
+        self._cache_store().save(_artifact_key(namespace, key), self._artifact_meta(namespace, key), bytes(data))
+
+    def put_artifacts(self, namespace: str, items: Sequence[tuple[str, bytes]]) -> None:
+        """Several small artefacts at once (one cache transaction)."""
+        entries = [(_artifact_key(namespace, k), self._artifact_meta(namespace, k), bytes(d)) for k, d in items]
+        if entries:
+            self._cache_store().save_many(entries)
+
+    def _artifact_meta(self, namespace: str, key: str) -> dict[str, Any]:
+        return {"v": _META_VERSION, "artifact": namespace, "key": key, "stored_at": self._clock()}
 
     # ------------------------------------------------------------------ exchanges
 
