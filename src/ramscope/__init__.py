@@ -46,7 +46,7 @@ from .manifest import (
     ResourceSpec,
     parse_manifest,
 )
-from .outputs.report import Report
+from .outputs.report import Report, StoredReport
 from .policy import Policy, load_policy
 from .specs import strict as _strict  # noqa: F401
 from .store import FetchedSpec, Origin, SpecStore
@@ -87,6 +87,7 @@ __all__ = [
     "SpecError",
     "SpecStore",
     "SpecTooLargeError",
+    "StoredReport",
     "__version__",
     "all_rules",
     "derive",

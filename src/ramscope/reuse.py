@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
+import importlib.machinery
 import sys
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -136,7 +136,8 @@ def _code_fingerprint() -> str:
         st = path.stat()
         h.update(f"{path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogatepass"))
     for name in _LIBRARIES:
-        spec = importlib.util.find_spec(name)
+        # PathFinder, not importlib.util.find_spec: that module alone took 3 ms to import.
+        spec = importlib.machinery.PathFinder.find_spec(name)
         origin = spec.origin if spec is not None else None
         if origin and Path(origin).exists():
             st = Path(origin).stat()
