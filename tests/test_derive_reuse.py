@@ -4,11 +4,14 @@ derived again while every spec it read is in the same state; any change, and it 
 from __future__ import annotations
 
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ramscope import reuse
 from ramscope.cli import main
@@ -17,6 +20,7 @@ from ramscope.derive import Engine
 from ramscope.errors import InputError
 from ramscope.outputs.report import Report, StoredReport
 from ramscope.policy import Policy, policy_from_dict
+from ramscope.specs.model import SpecKind
 from ramscope.store import SpecStore
 from tests.conftest import FakeClock
 from tests.support.httpserver import LocalHTTPServer
@@ -331,3 +335,33 @@ def test_a_file_a_ref_pulls_in_is_a_dependency(
     assert server.hits("/apis/main.json") == main_fetches
     assert isinstance(after, Report)
     assert _scopes(after) == ["admin"]
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.binary(max_size=200) | _json_values.map(lambda v: zlib.compress(orjson.dumps(v) + b"\n{}")))
+def test_a_stored_entry_of_any_shape_decodes_or_is_refused(data: bytes) -> None:
+    """Whatever the cache holds under a report key, decode gives an entry or None, never an exception."""
+    entry = reuse.decode(data)
+    assert entry is None or isinstance(entry, reuse.Entry)
+
+
+@given(
+    st.integers(0, 4),
+    st.lists(
+        st.tuples(st.text(min_size=1, max_size=30), st.sampled_from([None, *SpecKind]), st.text(max_size=64)),
+        max_size=6,
+    ),
+    st.binary(min_size=1, max_size=300),
+)
+def test_entries_round_trip(exit_code: int, deps: list[reuse.Dep], report: bytes) -> None:
+    entry = reuse.decode(reuse.encode(exit_code, deps, report.replace(b"\n", b" ")))
+    assert entry is not None
+    assert entry.exit_code == exit_code
+    assert set(entry.deps) == set(deps)
+    assert entry.report == report.replace(b"\n", b" ")

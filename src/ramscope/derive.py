@@ -216,12 +216,7 @@ class Engine:
                 read.append((data, label, hashlib.sha256(data).hexdigest()))
             entries = [self._entry(reuse, item[1], item[2]) if item is not None else None for item in read]
             # The specs the stored reports depend on, asked for together (a stale one is revalidated).
-            self.prefetch(
-                (url, SpecKind(kind) if kind is not None else None)
-                for e in entries
-                if e is not None
-                for url, kind, _ in e.deps
-            )
+            self.prefetch((url, kind) for e in entries if e is not None for url, kind, _ in e.deps)
             found: list[Report | StoredReport | Card | None] = []
             for item, entry in zip(read, entries, strict=True):
                 if item is None:
@@ -272,7 +267,7 @@ class Engine:
     def _reused(self, reuse: ModuleType, label: str, entry: Any) -> StoredReport | None:
         """The stored report, if every spec it depends on is still in the state it was derived from."""
         for url, kind, state in entry.deps:
-            if self._state(reuse, url, SpecKind(kind) if kind is not None else None) != state:
+            if self._state(reuse, url, kind) != state:
                 return None
         return StoredReport(card_source=label, exit_code=entry.exit_code, json=entry.report)
 
@@ -287,7 +282,7 @@ class Engine:
         if len(data) > reuse.MAX_STORED_BYTES:
             return None
         asked = {a for key in self._touched for a in self._loaded[key].asked}
-        deps = [(url, reuse.kind_value(kind), self._state(reuse, url, kind)) for url, kind in asked]
+        deps = [(url, kind, self._state(reuse, url, kind)) for url, kind in asked]
         return self._key(reuse, card.source, card.sha256), reuse.encode(report.exit_code, deps, data)
 
     def _state(self, reuse: ModuleType, url: str, kind: SpecKind | None) -> str:

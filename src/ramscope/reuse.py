@@ -40,7 +40,7 @@ from .policy import Policy
 from .specs.model import SpecKind
 from .store.model import FetchedSpec
 
-__all__ = ["NAMESPACE", "Entry", "card_key", "decode", "encode", "run_key", "spec_state"]
+__all__ = ["MAX_STORED_BYTES", "NAMESPACE", "Entry", "card_key", "decode", "encode", "run_key", "spec_state"]
 
 #: The artifact namespace of stored reports in the spec cache.
 NAMESPACE = "report"
@@ -55,7 +55,7 @@ _OPERATIONAL = frozenset({"jobs", "progress", "reuse", "cache_dir"})
 _LIBRARIES = ("yaml", "orjson", "openapi_spec_validator", "jsonschema")
 
 #: One spec the report depends on: (URL, kind hint, digest of its state).
-Dep = tuple[str, str | None, str]
+Dep = tuple[str, SpecKind | None, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,8 @@ def spec_state(result: FetchedSpec | FetchError) -> str:
 
 
 def encode(exit_code: int, deps: Iterable[Dep], report: bytes) -> bytes:
-    header = orjson.dumps({"v": _FORMAT, "exit_code": exit_code, "deps": sorted(set(deps))})
+    plain = sorted({(url, kind.value if kind is not None else None, state) for url, kind, state in deps}, key=str)
+    header = orjson.dumps({"v": _FORMAT, "exit_code": exit_code, "deps": plain})
     return zlib.compress(header + b"\n" + report, 1)
 
 
@@ -111,16 +112,16 @@ def decode(data: bytes) -> Entry | None:
     try:
         header, _, report = zlib.decompress(data).partition(b"\n")
         h = orjson.loads(header)
-        deps = tuple((str(u), None if k is None else str(k), str(s)) for u, k, s in h["deps"])
-        if h["v"] != _FORMAT or not isinstance(h["exit_code"], int) or not report:
+        if h["v"] != _FORMAT or type(h["exit_code"]) is not int or not report:
             return None
-        return Entry(h["exit_code"], deps, report)
+        deps: list[Dep] = []
+        for url, kind, state in h["deps"]:
+            if not (isinstance(url, str) and isinstance(state, str) and (kind is None or isinstance(kind, str))):
+                return None
+            deps.append((url, SpecKind(kind) if kind is not None else None, state))  # ValueError: unknown kind
+        return Entry(h["exit_code"], tuple(deps), report)
     except (zlib.error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
-
-
-def kind_value(kind: SpecKind | None) -> str | None:
-    return kind.value if kind is not None else None
 
 
 @cache
