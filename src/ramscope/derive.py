@@ -18,9 +18,9 @@ import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from types import ModuleType
 from typing import Any
 
+from . import reuse
 from ._parse import CARD_LIMITS, read_bytes
 from .card import Card, load_card
 from .config import Settings
@@ -201,8 +201,6 @@ class Engine:
 
         A file that cannot be read or parsed goes to ``on_unreadable``; the others are derived.
         """
-        from . import reuse  # noqa: PLC0415
-
         todo = iter(paths)
         while chunk := list(itertools.islice(todo, _CHUNK)):
             read: list[tuple[bytes, str, str] | None] = []
@@ -214,7 +212,7 @@ class Engine:
                     read.append(None)
                     continue
                 read.append((data, label, hashlib.sha256(data).hexdigest()))
-            entries = [self._entry(reuse, item[1], item[2]) if item is not None else None for item in read]
+            entries = [self._entry(item[1], item[2]) if item is not None else None for item in read]
             # The specs the stored reports depend on, asked for together (a stale one is revalidated).
             self.prefetch((url, kind) for e in entries if e is not None for url, kind, _ in e.deps)
             found: list[Report | StoredReport | Card | None] = []
@@ -223,7 +221,7 @@ class Engine:
                     found.append(None)
                     continue
                 data, label, _ = item
-                stored = self._reused(reuse, label, entry) if entry is not None else None
+                stored = self._reused(label, entry) if entry is not None else None
                 if stored is not None:
                     found.append(stored)
                     continue
@@ -238,7 +236,7 @@ class Engine:
             for got in found:
                 if isinstance(got, Card):
                     report = self.derive(got)
-                    form = self._stored_form(reuse, got, report)
+                    form = self._stored_form(got, report)
                     if form is not None:
                         to_store.append(form)
                     yield report
@@ -251,27 +249,26 @@ class Engine:
         # --refresh refetches every spec, and --record must really perform the exchanges.
         return s.reuse and not s.refresh and not s.record
 
-    def _key(self, reuse: ModuleType, label: str, sha: str) -> str:
+    def _key(self, label: str, sha: str) -> str:
         if self._run_key is None:
             self._run_key = reuse.run_key(self.settings, self.policy)
-        key: str = reuse.card_key(self._run_key, label, sha)
-        return key
+        return reuse.card_key(self._run_key, label, sha)
 
-    def _entry(self, reuse: ModuleType, label: str, sha: str) -> Any:
-        """The stored report of this card file, if any (a ``reuse.Entry``), not yet checked."""
+    def _entry(self, label: str, sha: str) -> reuse.Entry | None:
+        """The stored report of this card file, if any, not yet checked."""
         if not self._reusing():
             return None
-        data = self.store.get_artifact(reuse.NAMESPACE, self._key(reuse, label, sha))
+        data = self.store.get_artifact(reuse.NAMESPACE, self._key(label, sha))
         return reuse.decode(data) if data is not None else None
 
-    def _reused(self, reuse: ModuleType, label: str, entry: Any) -> StoredReport | None:
+    def _reused(self, label: str, entry: reuse.Entry) -> StoredReport | None:
         """The stored report, if every spec it depends on is still in the state it was derived from."""
         for url, kind, state in entry.deps:
-            if self._state(reuse, url, kind) != state:
+            if self._state(url, kind) != state:
                 return None
         return StoredReport(card_source=label, exit_code=entry.exit_code, json=entry.report)
 
-    def _stored_form(self, reuse: ModuleType, card: Card, report: Report) -> tuple[str, bytes] | None:
+    def _stored_form(self, card: Card, report: Report) -> tuple[str, bytes] | None:
         """(key, entry) to store this report under, or ``None`` when it is not to be stored."""
         if not self.settings.reuse:
             return None
@@ -282,10 +279,10 @@ class Engine:
         if len(data) > reuse.MAX_STORED_BYTES:
             return None
         asked = {a for key in self._touched for a in self._loaded[key].asked}
-        deps = [(url, kind, self._state(reuse, url, kind)) for url, kind in asked]
-        return self._key(reuse, card.source, card.sha256), reuse.encode(report.exit_code, deps, data)
+        deps = [(url, kind, self._state(url, kind)) for url, kind in asked]
+        return self._key(card.source, card.sha256), reuse.encode(report.exit_code, deps, data)
 
-    def _state(self, reuse: ModuleType, url: str, kind: SpecKind | None) -> str:
+    def _state(self, url: str, kind: SpecKind | None) -> str:
         state = self._states.get((url, kind))
         if state is None:
             try:
