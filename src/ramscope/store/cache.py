@@ -377,16 +377,23 @@ class SpecCache:
             raise CorruptCacheEntryError(key, "its separately stored body is gone")
         return CacheEntry(key=key, meta=peek.meta, body=body)
 
-    def peek(self, key: str) -> CachePeek | None:
-        """The verified envelope of an entry, without reading a body stored apart; same errors as :meth:`load`."""
+    def _read(self, key: str) -> bytes | None:
+        """The row's bytes once no write of it is pending; ``None`` if absent or unreadable now.
+
+        A row ramscope does not write is discarded and raised as :class:`CorruptCacheEntryError`.
+        """
         self._wait(key)
         try:
-            data = self._get(key)
+            return self._get(key)
         except UnsafeEntryError as exc:
             self.delete(key)
             raise CorruptCacheEntryError(key, str(exc)) from None
         except (OSError, sqlite3.Error):
             return None  # unreadable now (locked, vanished file): a miss, fetched again
+
+    def peek(self, key: str) -> CachePeek | None:
+        """The verified envelope of an entry, without reading a body stored apart; same errors as :meth:`load`."""
+        data = self._read(key)
         if data is None:
             return None
         try:
@@ -408,14 +415,7 @@ class SpecCache:
         Raises :class:`CorruptCacheEntryError` (naming the body's key) after discarding a corrupt one.
         """
         key = _BLOB_PREFIX + sha256
-        self._wait(key)
-        try:
-            data = self._get(key)
-        except UnsafeEntryError as exc:
-            self.delete(key)
-            raise CorruptCacheEntryError(key, str(exc)) from None
-        except (OSError, sqlite3.Error):
-            return None
+        data = self._read(key)
         if data is None:
             return None
         if len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
