@@ -34,6 +34,7 @@ __all__ = [
     "INVALID_OPERATION",
     "INVALID_SECURITY",
     "INVALID_SECURITY_SCHEME",
+    "MISPLACED_SECURITY",
     "REF_CYCLE",
     "REF_REFUSED",
     "REF_UNRESOLVED",
@@ -73,6 +74,13 @@ INVALID_SECURITY = rule(
     "invalid-security",
     Severity.WARNING,
     "A security requirement list is malformed, so the operation's requirements are unknown.",
+    stage=_S,
+)
+MISPLACED_SECURITY = rule(
+    "misplaced-security",
+    Severity.WARNING,
+    "A `security` list stands where the format reads none (an OpenAPI path item): it is not applied, and "
+    "the operations it may have been meant for are unknown.",
     stage=_S,
 )
 INVALID_SECURITY_SCHEME = rule(

@@ -10,7 +10,12 @@ Semantics, exactly as the specifications say:
   describes auth only in prose) says nothing: every operation's requirements are
   ``None`` ("unknown") and the index carries ``security_declared=False`` and a
   warning; it is never read as "needs nothing";
-* a requirement naming an undefined scheme keeps its term and gets a diagnostic.
+* a requirement naming an undefined scheme keeps its term and gets a diagnostic;
+* a malformed ``security`` (``null``, a string, ...) makes its own operations'
+  requirements unknown and declares nothing: "the spec declares security" comes
+  from well-formed declarations only;
+* ``security`` on a path item is not OpenAPI: it is diagnosed, and the item's
+  operations without their own ``security`` are unknown.
 
 Only path items and security schemes are dereferenced (see :mod:`.refs`); the
 rest of the document (schemas, parameters, responses) is never touched, so
@@ -32,6 +37,7 @@ from ._doc import (
     INVALID_OPERATION,
     INVALID_SECURITY,
     INVALID_SECURITY_SCHEME,
+    MISPLACED_SECURITY,
     REF_CYCLE,
     REF_REFUSED,
     REF_UNRESOLVED,
@@ -194,6 +200,8 @@ class _Builder:
 
         entries: list[OperationEntry] = []
         pending: list[int] = []  # operations with no security of their own and no root security
+        # Only a well-formed declaration says "the writer thought about security here": a malformed one
+        # (null, a string ...) is unknown for its own operations and says nothing about the others.
         op_declared = False
         all_bases: list[str] = list(root_bases)
 
@@ -220,6 +228,15 @@ class _Builder:
                     (m, o, join_pointer(item_ptr, "additionalOperations", m))
                     for m, o in item["additionalOperations"].items()
                 )
+            item_security = "security" in item
+            if item_security and all(isinstance(op, dict) and "security" in op for _, op, _ in ops):
+                self.diags.append(
+                    MISPLACED_SECURITY(
+                        item_ptr + "/security",
+                        f"path {path}: `security` on a path item is not OpenAPI; "
+                        "every operation here declares its own, which is what counts",
+                    )
+                )
             for method, op, op_ptr in ops:
                 if not isinstance(op, dict):
                     self.diags.append(INVALID_OPERATION(op_ptr, f"{method.upper()} {path}: not an object; skipped"))
@@ -229,9 +246,21 @@ class _Builder:
                     bases = self._servers(op["servers"], item_bases, op_ptr + "/servers")
                     all_bases.extend(bases)
                 if "security" in op:
-                    op_declared = True
                     reqs = self._security(op["security"], op_ptr + "/security")
                     src = "operation" if reqs is not None else "invalid"
+                    op_declared = op_declared or reqs is not None
+                elif item_security:
+                    # The writer put requirements where OpenAPI reads none. Whether they meant them for this
+                    # operation cannot be told, and inheriting the root's (or "none") could ask too little.
+                    self.diags.append(
+                        MISPLACED_SECURITY(
+                            op_ptr,
+                            f"{method.upper()} {path}: `security` on its path item is not OpenAPI "
+                            "(only the root and operations declare requirements); this operation declares "
+                            "none of its own, so what it needs is unknown",
+                        )
+                    )
+                    reqs, src = None, "invalid"
                 elif root_declared:
                     reqs, src = root_reqs, ("root" if root_reqs is not None else "invalid")
                 else:
@@ -239,7 +268,7 @@ class _Builder:
                     pending.append(len(entries))
                 entries.append(self._entry(method.upper(), path, op, op_ptr, bases, reqs, src, source))
 
-        declared = root_declared or op_declared
+        declared = (root_declared and root_reqs is not None) or op_declared
         if declared:
             # The spec does declare security, just not for these: they need none.
             for i in pending:
@@ -463,7 +492,7 @@ class _Builder:
             )
 
     def _undeclared_warning(self) -> None:
-        msg = "the spec declares no security requirements (no root or operation `security`)"
+        msg = "the spec declares no security requirements (no well-formed root or operation `security`)"
         if self.schemes:
             msg += f"; it defines the scheme(s) {', '.join(sorted(self.schemes))} but never requires them"
         msg += ", so what its operations need is unknown: check its documentation"
