@@ -360,12 +360,14 @@ def test_index_round_trips_through_json(oas31: SpecIndex) -> None:
     assert again.operations == oas31.operations
 
 
-# --------------------------------------------------------------------------- malformed security elsewhere (issue 14, item 5)
+# --------------------------------------------------------------------------- malformed security (issue 14, item 5)
 
 _KEY_SCHEME = {"securitySchemes": {"k": {"type": "apiKey", "in": "query", "name": "k"}}}
 
 
-@pytest.mark.parametrize("bad", [None, "k", 7, {"k": []}, [["k"]]], ids=["null", "string", "number", "object", "nested"])
+@pytest.mark.parametrize(
+    "bad", [None, "k", 7, {"k": []}, [["k"]]], ids=["null", "string", "number", "object", "nested"]
+)
 def test_malformed_security_on_one_operation_does_not_declare_the_spec(bad: Any) -> None:
     """`security: null` on one operation used to mark the whole spec as declared, so an unrelated operation
     without security became "needs nothing". Only well-formed declarations declare; both stay unknown."""
@@ -388,7 +390,9 @@ def test_malformed_root_security_does_not_declare_the_spec() -> None:
 
 def test_a_well_formed_declaration_elsewhere_still_declares_the_spec() -> None:
     """Beside a malformed one, a well-formed operation `security` declares: only the malformed one is unknown."""
-    doc = oas3({"/a": get("a", security=None), "/b": get("b"), "/c": get("c", security=[{"k": []}])}, components=_KEY_SCHEME)
+    doc = oas3(
+        {"/a": get("a", security=None), "/b": get("b"), "/c": get("c", security=[{"k": []}])}, components=_KEY_SCHEME
+    )
     o = ops(index := build_index(make_spec(doc)))
     assert index.security_declared is True
     assert o["a"].requirements is None
