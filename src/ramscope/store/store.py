@@ -742,7 +742,14 @@ class SpecStore:
             raise BlockedURLError(str(exc), url=asked) from None
         except httpx.TimeoutException:
             raise FetchTimeoutError(too_slow, url=asked) from None
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
+            # httpx parses a redirect's Location inside send() even when it follows none, and a stranger's
+            # `https:x`, `http:\\h/x` or `http://xn--/` raises InvalidURL or an IDNA (Unicode) error there.
+            location = request.extensions.get(_LOCATION_NOTE)
+            if isinstance(location, str):
+                raise FetchError(f"a redirect to an invalid URL ({location[:200]!r}): {exc}", url=asked) from None
+            if not isinstance(exc, httpx.HTTPError):
+                raise FetchError(f"cannot build a request to {checked.host}: {exc}", url=asked) from None
             raise FetchError(f"cannot reach {checked.host}: {exc}", url=asked) from None
         # Where the bytes came from, read before the body: closing may drop the connection.
         replayed = response.extensions.get("ramscope_provenance")
@@ -806,6 +813,7 @@ class SpecStore:
                     cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
                     timeout=httpx.Timeout(self.settings.timeout, connect=min(self.settings.timeout, 15.0)),
                     headers={"user-agent": _user_agent(), "accept-encoding": "gzip, deflate"},
+                    event_hooks={"response": [_note_location]},
                 )
             return self._client
 
@@ -1015,6 +1023,18 @@ def _concurrently(fn: Callable[[_T], _R], items: Sequence[_T], jobs: int) -> Ite
         if not ok:
             raise value
         yield item, value
+
+
+
+#: Request extension where :func:`_note_location` leaves a response's raw Location.
+_LOCATION_NOTE = "ramscope_location"
+
+
+def _note_location(response: httpx.Response) -> None:
+    """Keep a redirect's raw Location on its request, so an error httpx raises parsing it can quote it."""
+    location = response.headers.get("location")
+    if location is not None:
+        response.request.extensions[_LOCATION_NOTE] = location
 
 
 def _drain(response: httpx.Response) -> bytes:
