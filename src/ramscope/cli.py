@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__
-from ._io import atomic_write, atomic_writer, expand_card_args
+from ._io import OutputTarget, atomic_write, atomic_writer, check_output, expand_card_args
 from ._text import for_terminal
 from .card import Card, load_card
 from .config import Settings, default_cache_dir
@@ -318,11 +318,16 @@ def _exit_code(reports: Sequence[Report], worst: int) -> int:
     return EXIT_OK
 
 
-def _emit(args: argparse.Namespace, text: str) -> None:
+def _emit(args: argparse.Namespace, text: str, target: OutputTarget | None = None) -> None:
     if getattr(args, "output", None):
-        atomic_write(args.output, text)
+        atomic_write(target or args.output, text)
     else:
         sys.stdout.write(text)
+
+
+def _output_target(args: argparse.Namespace, cards: Sequence[str]) -> OutputTarget | None:
+    """``-o FILE`` checked before any work: a missing directory, a device or a card being read fails now."""
+    return check_output(args.output, protect=cards) if getattr(args, "output", None) else None
 
 
 def _configure_derive(p: argparse.ArgumentParser) -> None:
@@ -341,11 +346,13 @@ class _NothingToWrite(Exception):
 
 
 @contextmanager
-def _output(args: argparse.Namespace) -> Iterator[Callable[[str], object]]:
+def _output(args: argparse.Namespace, cards: Sequence[str] = ()) -> Iterator[Callable[[str], object]]:
     """A writer to stdout, or to ``-o FILE`` (atomically: the file appears whole, at the end;
-    not at all if the block raises, :class:`_NothingToWrite` included)."""
-    if getattr(args, "output", None):
-        with contextlib.suppress(_NothingToWrite), atomic_writer(args.output) as fh:
+    not at all if the block raises, :class:`_NothingToWrite` included). ``FILE`` is checked on
+    entry and is never one of ``cards``."""
+    target = _output_target(args, cards)
+    if target is not None:
+        with contextlib.suppress(_NothingToWrite), atomic_writer(target) as fh:
             yield lambda text: fh.write(text.encode("utf-8"))
     else:
         with contextlib.suppress(_NothingToWrite):
@@ -356,7 +363,7 @@ def _run_derive(args: argparse.Namespace) -> int:
     # Reports are written as they are derived: a batch of 10,000 cards is never all in memory.
     paths = expand_card_args(args.cards)
     derived = _Derived(args, paths)
-    with _output(args) as write:
+    with _output(args, paths) as write:
         if args.format == "text":
             from .outputs.text import render_report_text  # noqa: PLC0415 - rich: only for text output
 
@@ -430,6 +437,7 @@ def _configure_consent(p: argparse.ArgumentParser) -> None:
 
 
 def _run_consent(args: argparse.Namespace) -> int:
+    target = _output_target(args, [args.card])
     card = load_card(args.card)
     with _engine(args) as engine:
         report = engine.derive(card)
@@ -447,7 +455,7 @@ def _run_consent(args: argparse.Namespace) -> int:
         text = render_markdown(data)
     else:
         text = render_html(data)
-    _emit(args, text)
+    _emit(args, text, target)
     return report.exit_code
 
 
