@@ -7,7 +7,9 @@ from __future__ import annotations
 import copy
 import ipaddress
 import json
+import os
 import socket
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,11 @@ from tests._spec_fixtures import (  # noqa: F401 - pytest finds hooks and fixtur
 from tests.support.httpserver import LocalHTTPServer
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The default spec cache is the user's cache directory (platformdirs): no test, and no ramscope process
+# a test starts (children inherit the environment; tests/adversarial/measure.child_env keeps XDG_*),
+# may write into the real one. Tests that want a cache pass their own directory.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ramscope-tests-xdg-cache-")
 EXAMPLE_CARD = ROOT / "examples" / "travel-agent.card.json"
 
 

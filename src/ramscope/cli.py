@@ -85,7 +85,8 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         type=Path,
         default=d(None),
         metavar="DIR",
-        help="spec cache (default: $RAMSCOPE_CACHE_DIR, else ./specs_cache)",
+        help="spec cache (default: $RAMSCOPE_CACHE_DIR, else the user's cache directory, e.g. ~/.cache/ramscope; "
+        "`--cache-dir specs_cache` keeps a project-local one)",
     )
     g.add_argument(
         "--offline",
@@ -128,6 +129,14 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         default=d(86400.0),
         metavar="SECONDS",
         help="freshness of cached specs when the server gives none (default 24 h)",
+    )
+    g.add_argument(
+        "--cache-max-ttl",
+        type=_positive_float,
+        default=d(7 * 86400.0),
+        metavar="SECONDS",
+        help="longest freshness of a cached spec, whatever the server says; entries claiming more, or "
+        "fetched in the future, are not used (default 7 days)",
     )
     g.add_argument("--refresh", action="store_true", default=d(False), help="refetch even fresh cache entries")
     g.add_argument(
@@ -564,6 +573,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         max_spec_bytes=args.max_spec_bytes,
         jobs=args.jobs,
         cache_ttl=args.cache_ttl,
+        cache_max_ttl=args.cache_max_ttl,
         refresh=args.refresh,
         progress=not args.no_progress and sys.stderr.isatty() and args.quiet == 0,
         max_depth=args.max_depth,

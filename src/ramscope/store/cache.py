@@ -562,14 +562,16 @@ def _http_date(value: str | None) -> float | None:
         return None
 
 
-def freshness(headers: Mapping[str, str], *, now: float, default_ttl: float) -> tuple[bool, float]:
+def freshness(
+    headers: Mapping[str, str], *, now: float, default_ttl: float, max_ttl: float | None = None
+) -> tuple[bool, float]:
     """``(storable, expires_at)`` for a response received at ``now`` (RFC 9111, simplified).
 
     ``s-maxage`` wins over ``max-age`` (several processes share one cache
     directory, which makes it a shared cache), then ``Expires`` minus ``Date``,
     then ``default_ttl`` (``--cache-ttl``). ``Age`` is subtracted. ``no-store``
     is not stored; ``no-cache`` is stored but stale at once, so every use
-    revalidates.
+    revalidates. The lifetime is at most ``max_ttl`` (``--cache-max-ttl``) when given.
     """
     cc = parse_cache_control(headers.get("cache-control", ""))
     if "no-store" in cc:
@@ -589,5 +591,7 @@ def freshness(headers: Mapping[str, str], *, now: float, default_ttl: float) -> 
         lifetime = 0 if expires is None else expires - date
     if lifetime is None:
         lifetime = default_ttl
+    if max_ttl is not None:
+        lifetime = min(lifetime, max_ttl)
     age = _seconds(headers.get("age")) or 0
     return True, now + max(0.0, lifetime - age)

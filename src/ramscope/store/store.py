@@ -67,7 +67,15 @@ if TYPE_CHECKING:
 # The HTTP stack (httpx's client, httpcore, h2, ssl) and cassettes (PyYAML) are imported when a
 # run first needs them: a run answered from the cache does not.
 
-__all__ = ["INSECURE_FETCH", "MAX_REDIRECTS", "STALE_SPEC", "USER_AGENT", "Clock", "SpecStore"]  # noqa: F822 - USER_AGENT: module __getattr__
+__all__ = [
+    "CACHE_ENTRY_DISTRUSTED",
+    "INSECURE_FETCH",
+    "MAX_REDIRECTS",
+    "STALE_SPEC",
+    "USER_AGENT",  # noqa: F822 - module __getattr__
+    "Clock",
+    "SpecStore",
+]
 
 #: Seconds since the epoch; injected in tests to move time without sleeping.
 Clock = Callable[[], float]
@@ -89,6 +97,15 @@ INSECURE_FETCH = rule(
     "A spec was fetched over plain http, or redirected to it: anyone on the path could have changed it.",
     stage="fetch",
 )
+CACHE_ENTRY_DISTRUSTED = rule(
+    "cache-entry-distrusted",
+    Severity.WARNING,
+    "A cached spec claims a fetch time in the future or a freshness beyond --cache-max-ttl: ramscope did "
+    "not write it so; it was not used.",
+    stage="fetch",
+)
+#: Seconds of clock difference tolerated between the processes sharing a cache (and a save's two clock reads).
+_CLOCK_SLACK = 60.0
 STALE_SPEC = rule(
     "stale-spec",
     Severity.WARNING,
@@ -218,6 +235,8 @@ class SpecStore:
         self._closed = False
         # Recording wants every exchange of the run in the file, so the cache may not answer.
         self._bypass_cache = settings.refresh or settings.record
+        #: Cache keys found untrustworthy (and reported) in this run.
+        self._distrusted: frozenset[str] = frozenset()
         self._cassette: Cassette | None = None
         if settings.cassette is not None:
             from .cassette import Cassette  # noqa: PLC0415
@@ -432,7 +451,9 @@ class SpecStore:
         if ex.status == 304 and conditional and entry is not None:
             return self._revalidated(entry, ex, now, diags)
         if use_cache and ex.ok and ex.complete:
-            storable, expires_at = freshness(ex.headers, now=now, default_ttl=self.settings.cache_ttl)
+            storable, expires_at = freshness(
+                ex.headers, now=now, default_ttl=self.settings.cache_ttl, max_ttl=self._max_ttl
+            )
             if storable:
                 self._save(key, ex, media_type=ex.media_type, expires_at=expires_at)
         return ex
@@ -622,7 +643,9 @@ class SpecStore:
             provenance={**_shared_provenance(ctx.exchanges), **result.provenance},
             diagnostics=tuple(diags),
         )
-        storable, expires_at = freshness(ex.headers, now=now, default_ttl=self.settings.cache_ttl)
+        storable, expires_at = freshness(
+            ex.headers, now=now, default_ttl=self.settings.cache_ttl, max_ttl=self._max_ttl
+        )
         if storable:
             self._save(key, ex, media_type=result.media_type, expires_at=expires_at)
         return self._spec_from(url, kind, ex, result.media_type)
@@ -885,7 +908,20 @@ class SpecStore:
             self._cache_store().delete(key)
             reason = f"its metadata is malformed ({exc})"
         else:
-            return got
+            doubt = self._doubt(got.meta) if got is not None and check else None
+            if doubt is None:
+                return got
+            # Not deleted: the entry may be another process's under other settings (a longer
+            # --cache-max-ttl); the fetch that follows overwrites it with one these settings trust.
+            with self._lock:
+                told, self._distrusted = key in self._distrusted, self._distrusted | {key}
+            if not told:  # a peek and the exchange after it read the same entry: said once
+                diag = CACHE_ENTRY_DISTRUSTED(
+                    "", f"the cached copy of {what} is not used: {doubt}", data={"cache_key": key}
+                )
+                diags.append(diag)
+                self._note(diag)
+            return None
         diag = CACHE_ENTRY_CORRUPT(
             "",
             f"the cached copy of {what} was corrupt and has been discarded: {reason}",
@@ -893,6 +929,27 @@ class SpecStore:
         )
         diags.append(diag)
         self._note(diag)
+        return None
+
+    @property
+    def _max_ttl(self) -> float:
+        return max(self.settings.cache_max_ttl, self.settings.cache_ttl)
+
+    def _doubt(self, meta: Mapping[str, Any]) -> str | None:
+        """Why an intact entry cannot have been written by ramscope under these settings, if it cannot.
+
+        The seal proves an entry is whole, not who wrote it: whoever can write the cache directory can
+        seal anything. An entry fetched (or revalidated) in the future, or fresh for longer than
+        ``cache_max_ttl`` after it, is not one this store wrote, so it is a miss.
+        """
+        now = self._clock()
+        for name in ("fetched_at", "validated_at"):
+            if float(meta[name]) > now + _CLOCK_SLACK:
+                return f"its {name.replace('_', ' ')} time lies in the future"
+        expires = meta.get("expires_at")
+        if isinstance(expires, int | float) and expires - float(meta["validated_at"]) > self._max_ttl + _CLOCK_SLACK:
+            days = (expires - float(meta["validated_at"])) / 86400
+            return f"it claims {days:,.1f} days of freshness, more than --cache-max-ttl ({self._max_ttl:g} s) allows"
         return None
 
     def _from_entry(self, entry: CacheEntry, diags: list[Diagnostic], extra: Mapping[str, Any]) -> Exchange:
@@ -929,7 +986,7 @@ class SpecStore:
         kept = [(k, v) for k, v in entry.meta["headers"] if k not in updated]
         header_items = tuple(kept) + tuple((k, v) for k, v in answer.header_items if k in updated)
         merged = dict(header_items)
-        _, expires_at = freshness(merged, now=now, default_ttl=self.settings.cache_ttl)
+        _, expires_at = freshness(merged, now=now, default_ttl=self.settings.cache_ttl, max_ttl=self._max_ttl)
         meta = dict(entry.meta)
         meta.update(
             headers=[[k, v] for k, v in header_items],
@@ -1023,7 +1080,6 @@ def _concurrently(fn: Callable[[_T], _R], items: Sequence[_T], jobs: int) -> Ite
         if not ok:
             raise value
         yield item, value
-
 
 
 #: Request extension where :func:`_note_location` leaves a response's raw Location.
