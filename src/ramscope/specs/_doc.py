@@ -34,6 +34,7 @@ __all__ = [
     "INVALID_OPERATION",
     "INVALID_SECURITY",
     "INVALID_SECURITY_SCHEME",
+    "MAX_OPERATIONS",
     "MISPLACED_SECURITY",
     "REF_CYCLE",
     "REF_REFUSED",
@@ -56,6 +57,10 @@ SPEC_LIMITS = Limits(
     strict_keys=False,
     positions=False,
 )
+
+#: Operations one spec may describe. The largest real spec seen (Microsoft Graph beta) has 22,361;
+#: $ref lets a 60 KB spec describe a million (issue 14), so the count is checked before any is built.
+MAX_OPERATIONS = 250_000
 
 _S = "spec"
 SECURITY_UNDECLARED = rule(
