@@ -361,7 +361,6 @@ class _Builder:
                 pending.append(len(entries))
             entries.append(self._entry(method.upper(), path, op, op_ptr, bases, reqs, src, source))
 
-
     # ------------------------------------------------------------------ path items
 
     def _path_item(self, path: str, raw: Any, ptr: str) -> tuple[dict[str, Any] | None, str]:
