@@ -46,6 +46,7 @@ from ..errors import (
 from ..specs.model import SpecKind
 from .cache import (
     CACHE_ENTRY_CORRUPT,
+    SEPARATE_BODY_BYTES,
     CachedMeta,
     CacheEntry,
     CachePeek,
@@ -104,6 +105,8 @@ CACHE_ENTRY_DISTRUSTED = rule(
     "not write it so; it was not used.",
     stage="fetch",
 )
+#: Bytes of prefetched spec bodies kept in memory until indexed; the rest wait in the cache (issue 14).
+PREFETCH_HOLD_BYTES = 128 * 1024 * 1024
 #: Seconds of clock difference tolerated between the processes sharing a cache (and a save's two clock reads).
 _CLOCK_SLACK = 60.0
 STALE_SPEC = rule(
@@ -308,12 +311,28 @@ class SpecStore:
         """
         todo = list(dict.fromkeys(urls))
         results: dict[str, FetchedSpec | FetchError] = {}
+        # Prefetched specs wait to be indexed, and a card's may add up to GBs (20 specs of 30 MiB):
+        # past PREFETCH_HOLD_BYTES, each large body goes to wait in the cache as soon as it is
+        # fetched, and is read back when indexed (issue 14).
+        held = [0]
+
+        def hold(spec: FetchedSpec) -> None:
+            if not spec.body_loaded:
+                return
+            with self._lock:
+                held[0] += spec.size
+                if held[0] <= PREFETCH_HOLD_BYTES or spec.size < SEPARATE_BODY_BYTES:
+                    return
+                held[0] -= spec.size
+            spec.release_body()
 
         def one(item: tuple[str, SpecKind | None]) -> FetchedSpec | FetchError:
             try:
-                return self.get(item[0], kind_hint=item[1])
+                spec = self.get(item[0], kind_hint=item[1])
             except FetchError as exc:
                 return exc
+            hold(spec)
+            return spec
 
         with self._progress(len(todo)) as advance:
             # What the cache answers is answered here: a worker thread would open its own
@@ -528,7 +547,12 @@ class SpecStore:
             raise FetchError(f"HTTP {ex.status} {ex.reason}".rstrip() + where, url=url)
         if not ex.body:
             raise FetchError("the server answered with an empty body", url=url)
-        spec = self._spec_from(url, kind_hint, ex, ex.media_type)
+        loader = None
+        if len(ex.body) >= SEPARATE_BODY_BYTES and ex.sha256:
+            # Stored apart in the cache (or, if not storable, obtained again and checked by hash): the
+            # body can be released from memory once indexed, and read back (FetchedSpec.release_body).
+            loader = self._body_loader(document_key(canonical), canonical, ex.sha256, len(ex.body))
+        spec = self._spec_from(url, kind_hint, ex, ex.media_type, reloader=loader)
         # A corrupt entry found (and discarded) by the look-up above is part of how this spec was obtained.
         return replace(spec, diagnostics=(*diags, *spec.diagnostics)) if diags else spec
 
@@ -659,12 +683,13 @@ class SpecStore:
         *,
         body_loader: Callable[[], bytes] | None = None,
         size: int | None = None,
+        reloader: Callable[[], bytes] | None = None,
     ) -> FetchedSpec:
         return FetchedSpec(
             url=url,
             final_url=ex.final_url,
             body=None if body_loader is not None else ex.body,
-            body_loader=body_loader,
+            body_loader=body_loader or reloader,
             size=size,
             media_type=media_type,
             sha256=ex.sha256,
