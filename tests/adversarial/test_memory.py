@@ -41,9 +41,7 @@ def test_the_spec_and_its_ref_documents_share_one_byte_budget(tmp_path: Path) ->
     with LocalHTTPServer() as srv:
         url = _spread(srv, 4, 300 * KiB)
         m = manifest(url, operation_id="op0", resource_path="/p0")
-        settings = Settings(
-            cache_dir=tmp_path / "c", allow_private_network=True, timeout=10, max_spec_bytes=1024 * KiB
-        )
+        settings = Settings(cache_dir=tmp_path / "c", allow_private_network=True, timeout=10, max_spec_bytes=1024 * KiB)
         with Engine(settings) as engine:
             report = engine.derive(card_doc(m))
             (loaded,) = [v for k, v in engine._loaded.items() if k[0] == url]
