@@ -49,7 +49,7 @@ def test_the_card_being_read_is_never_overwritten(
     os.link(card, hard)
     for target in (card, link, hard):
         assert _run(tmp_path, command, str(card), "-o", str(target)) == 2
-        assert "is a card being read" in capsys.readouterr().err
+        assert "is an input of this run" in capsys.readouterr().err
         assert card.read_bytes() == CARD.read_bytes()
     assert link.is_symlink()
 
@@ -170,3 +170,13 @@ def test_a_link_to_stdout_is_streamed_to_never_replaced(tmp_path: Path) -> None:
     assert '"report_version"' in proc.stdout
     assert link.is_symlink()
     assert os.readlink(link) == "/proc/self/fd/1"
+
+
+def test_the_policy_and_the_cassette_are_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_bytes((ROOT / "examples" / "travel-agent.policy.toml").read_bytes())
+    args = ["--cache-dir", str(tmp_path / "c"), "--no-progress", "--offline", "--cassette"]
+    args += [str(ROOT / "cassettes" / "travel-agent.yaml"), "--policy", str(policy)]
+    assert main([*args, "derive", str(CARD), "-o", str(policy)]) == 2
+    assert "is an input of this run" in capsys.readouterr().err
+    assert policy.read_bytes() == (ROOT / "examples" / "travel-agent.policy.toml").read_bytes()

@@ -84,7 +84,7 @@ def check_output(path: str | os.PathLike[str], *, protect: Iterable[str | os.Pat
         with contextlib.suppress(OSError):
             other = os.stat(card)
             if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-                raise OutputError(f"is a card being read ({card}): refusing to overwrite it", path=str(target))
+                raise OutputError(f"is an input of this run ({card}): refusing to overwrite it", path=str(target))
     if stat.S_ISFIFO(st.st_mode):
         return OutputTarget(target, target, stream=True)
     return OutputTarget(target, Path(os.path.realpath(target)), existing=st)

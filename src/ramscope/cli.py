@@ -335,8 +335,12 @@ def _emit(args: argparse.Namespace, text: str, target: OutputTarget | None = Non
 
 
 def _output_target(args: argparse.Namespace, cards: Sequence[str]) -> OutputTarget | None:
-    """``-o FILE`` checked before any work: a missing directory, a device or a card being read fails now."""
-    return check_output(args.output, protect=cards) if getattr(args, "output", None) else None
+    """``-o FILE`` checked before any work: a missing directory, a device, or an input of this run (a card,
+    the policy, the cassette) fails now."""
+    if not getattr(args, "output", None):
+        return None
+    inputs = [*cards, *(str(f) for f in (getattr(args, "policy", None), getattr(args, "cassette", None)) if f)]
+    return check_output(args.output, protect=inputs)
 
 
 def _configure_derive(p: argparse.ArgumentParser) -> None:
