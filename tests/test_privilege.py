@@ -180,14 +180,14 @@ def test_incomparable_minima_are_reported_as_rivals() -> None:
     assert sorted(alt.scopes[0] for alt, _ in choice.rivals) == ["file", "photos"]
 
 
-def test_equal_grant_sets_are_not_ambiguous() -> None:
-    """Two scopes granting exactly the same operations are equivalent, not a dilemma."""
+def test_equal_grant_sets_are_ambiguous_and_listed() -> None:
+    """Two scopes granting the same operations here may differ elsewhere: the tie is said, the rival named."""
     idx = index(op("a", ["x"], ["y"]), op("b", ["x"], ["y"]))
     g = SpecGrants(idx)
     choice = choose_least_privilege(g, g.alternatives(idx.operations[0]))
     assert choice is not None
     assert choice.alternative.scopes == ["x"]
-    assert choice.rivals == ()
+    assert [alt.scopes for alt, _ in choice.rivals] == [["y"]]
 
 
 # --------------------------------------------------------------------------- per tier

@@ -16,6 +16,7 @@ universe (``ramscope universe refresh``) is handed in by the caller as bytes.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 
@@ -37,6 +38,7 @@ __all__ = [
     "canonical_server",
     "catalog",
     "catalog_for_servers",
+    "catalog_requirements",
     "normalise_url",
     "shipped_universe",
     "snapshot_versions",
@@ -86,11 +88,13 @@ def catalog(name: str) -> Catalog | None:
     return decode(data, module.normalise_path)
 
 
-def catalog_for_servers(server_urls: list[str] | tuple[str, ...]) -> Catalog | None:
+def catalog_for_servers(server_urls: Sequence[str]) -> Catalog | None:
     """The shipped catalog serving any of these (normalised) server URLs, if one does."""
     import re  # noqa: PLC0415
 
-    for name, (module, _) in CATALOGS.items():
+    for name, (module, fname) in CATALOGS.items():
+        if not resources.files(__name__).joinpath("data", fname).is_file():
+            continue
         patterns = importlib.import_module(module).SERVERS
         if any(re.search(p, u) for p in patterns for u in server_urls):
             return catalog(name)
@@ -108,3 +112,21 @@ def snapshot_versions() -> dict[str, str]:
 
     data = _data("versions.json")
     return {str(k): str(v) for k, v in orjson.loads(data).items()} if data else {}
+
+
+#: Which delegated scheme of Microsoft Graph's catalog a policy's ``accounts`` setting leaves out.
+_GRAPH_OTHER_ACCOUNTS = {
+    "work": "microsoft-graph-delegated-personal",
+    "personal": "microsoft-graph-delegated-work",
+}
+
+
+def catalog_requirements(cat: Catalog, entry: CatalogEntry, *, accounts: str = "work") -> CatalogEntry:
+    """``entry`` with the alternatives a derivation considers: for Microsoft Graph, the delegated
+    permissions of one account kind (work or school by default, personal by policy)."""
+    if cat.name != "microsoft-graph":
+        return entry
+    drop = _GRAPH_OTHER_ACCOUNTS.get(accounts, "")
+    reqs = tuple(alt for alt in entry.requirements if not any(t.scheme == drop for t in alt))
+    least = {k: v for k, v in entry.least.items() if k != drop}
+    return CatalogEntry(entry.method, entry.path, reqs, least, entry.notes)

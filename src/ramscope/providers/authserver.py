@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-__all__ = ["ALIASES", "GOOGLE", "MICROSOFT", "canonical_server", "normalise_url"]
+from ..specs.model import SchemeType, SecurityScheme
+
+__all__ = ["ALIASES", "GOOGLE", "MICROSOFT", "canonical_server", "normalise_url", "scheme_server"]
 
 #: Google's one OAuth 2.0 server (issuer ``https://accounts.google.com``).
 GOOGLE = "https://accounts.google.com"
@@ -73,3 +75,22 @@ def canonical_server(url: str) -> str:
         if pattern.match(n):
             return server
     return n
+
+
+def scheme_server(scheme: SecurityScheme | None) -> str | None:
+    """The grant namespace of a scheme's scopes: its explicit namespace, else the canonical server of
+    its token URL, else of its authorization URL, else of its OpenID Connect discovery URL.
+
+    ``None`` for keys, passwords, certificates and issuer-less tokens: those belong to one spec.
+    """
+    if scheme is None or scheme.type not in (SchemeType.OAUTH2, SchemeType.OPENID_CONNECT):
+        return None
+    if scheme.namespace:
+        return scheme.namespace
+    for flow in scheme.flows:
+        for url in (flow.token_url, flow.authorization_url):
+            if url:
+                return canonical_server(url)
+    if scheme.open_id_connect_url:
+        return canonical_server(scheme.open_id_connect_url)
+    return None

@@ -38,6 +38,8 @@ from typing import Any
 import orjson
 
 from ..specs.model import Requirements, SecurityScheme, reqs_from_json, reqs_to_json, scheme_from_dict, scheme_to_dict
+from .authserver import scheme_server
+from .universe import Universe
 
 __all__ = ["FORMAT", "Catalog", "CatalogEntry", "CatalogError", "Permission", "decode", "encode"]
 
@@ -143,6 +145,33 @@ class Catalog:
     @cached_property
     def scheme_map(self) -> dict[str, SecurityScheme]:
         return {s.name: s for s in self.schemes}
+
+    @cached_property
+    def universe(self) -> Universe:
+        """The catalog as a permission universe: every endpoint, opened by the permissions it lists."""
+        by_alt: dict[frozenset[tuple[str, str]], list[int]] = {}
+        for i, e in enumerate(self.entries):
+            for alt in e.requirements:
+                pairs: set[tuple[str, str]] = set()
+                for t in alt:
+                    ns = scheme_server(self.scheme_map.get(t.scheme)) or f"{self.label}#{t.scheme}"
+                    pairs.update((ns, scope) for scope in t.scopes)
+                if pairs:
+                    by_alt.setdefault(frozenset(pairs), []).append(i)
+        return Universe(
+            name=self.name,
+            server=self.label,
+            version=self.version,
+            source=self.source,
+            apis=(self.name,),
+            ops=tuple(e.key for e in self.entries),
+            op_api=(0,) * len(self.entries),
+            alternatives=tuple((k, tuple(dict.fromkeys(v))) for k, v in by_alt.items()),
+        )
+
+    def servers_of_schemes(self) -> frozenset[str]:
+        """The grant namespaces the catalog's permissions live in."""
+        return frozenset(ns for s in self.schemes if (ns := scheme_server(s)))
 
     def permission(self, scheme: str, scope: str) -> Permission | None:
         return self.permissions.get(f"{scheme}\0{scope}")

@@ -60,8 +60,8 @@ class Universe:
     apis: tuple[str, ...]
     ops: tuple[str, ...]
     op_api: tuple[int, ...]
-    #: (scopes ANDed, positions of the operations they authorize), in compiled order.
-    alternatives: tuple[tuple[frozenset[str], tuple[int, ...]], ...]
+    #: ((namespace, scope) pairs ANDed, positions of the operations they authorize), in compiled order.
+    alternatives: tuple[tuple[frozenset[tuple[str, str]], tuple[int, ...]], ...]
     #: Scope descriptions where the source gives them (optional).
     descriptions: Mapping[str, str] = field(default_factory=dict)
 
@@ -75,17 +75,17 @@ class Universe:
         return tuple(bitmask(pos, n) for _, pos in self.alternatives)
 
     @cached_property
-    def by_scope(self) -> dict[str, list[int]]:
-        out: dict[str, list[int]] = {}
+    def by_scope(self) -> dict[tuple[str, str], list[int]]:
+        out: dict[tuple[str, str], list[int]] = {}
         for j, (scopes, _) in enumerate(self.alternatives):
             for s in scopes:
                 out.setdefault(s, []).append(j)
         return out
 
     @cached_property
-    def home_api(self) -> dict[str, str]:
+    def home_api(self) -> dict[tuple[str, str], str]:
         """Each scope's home: the API with the most of the operations it opens alone."""
-        out: dict[str, str] = {}
+        out: dict[tuple[str, str], str] = {}
         for scopes, pos in self.alternatives:
             if len(scopes) != 1:
                 continue
@@ -103,7 +103,7 @@ class Universe:
         p = self.positions.get(operation_id)
         return self.apis[self.op_api[p]] if p is not None else None
 
-    def scopes(self) -> frozenset[str]:
+    def scopes(self) -> frozenset[tuple[str, str]]:
         return frozenset(self.by_scope)
 
     def summary(self) -> dict[str, Any]:
@@ -121,6 +121,9 @@ class Universe:
 
 
 def encode(u: Universe) -> bytes:
+    """The compiled form of a single-server universe (every scope in ``u.server``'s namespace)."""
+    if any(ns != u.server for s, _ in u.alternatives for ns, _ in s):
+        raise UniverseError("only a universe of one namespace has a compiled form")
     body = {
         "format": FORMAT,
         "kind": "universe",
@@ -131,7 +134,7 @@ def encode(u: Universe) -> bytes:
         "apis": list(u.apis),
         "ops": list(u.ops),
         "op_api": list(u.op_api),
-        "alternatives": [[sorted(s), _deltas(pos)] for s, pos in u.alternatives],
+        "alternatives": [[sorted(scope for _, scope in s), _deltas(pos)] for s, pos in u.alternatives],
         "descriptions": dict(sorted(u.descriptions.items())),
     }
     return gzip.compress(orjson.dumps(body), compresslevel=9, mtime=0)
@@ -157,16 +160,17 @@ def decode(data: bytes) -> Universe:
         alts_raw = raw["alternatives"]
         if len(alts_raw) > MAX_ALTERNATIVES:
             raise UniverseError(f"{len(alts_raw)} alternatives exceed {MAX_ALTERNATIVES}")
-        alts: list[tuple[frozenset[str], tuple[int, ...]]] = []
+        server = str(raw["server"])
+        alts: list[tuple[frozenset[tuple[str, str]], tuple[int, ...]]] = []
         for scopes, deltas in alts_raw:
             pos = tuple(_undelta(deltas))
             if pos and (pos[0] < 0 or pos[-1] >= len(ops)):
                 raise UniverseError("an alternative names an operation out of range")
-            alts.append((frozenset(_strs(scopes)), pos))
+            alts.append((frozenset((server, s) for s in _strs(scopes)), pos))
         descriptions = {str(k): str(v) for k, v in (raw.get("descriptions") or {}).items()}
         return Universe(
             name=str(raw["name"]),
-            server=str(raw["server"]),
+            server=server,
             version=str(raw["version"]),
             source=dict(raw.get("source") or {}),
             apis=apis,
@@ -271,10 +275,8 @@ def build_google(docs: Iterable[Mapping[str, Any]], *, source: Mapping[str, Any]
     for i, op in enumerate(ops):
         for s in scopes_of[op]:
             by_scope.setdefault(s, []).append(i)
-    alternatives = tuple((frozenset({s}), tuple(pos)) for s, pos in sorted(by_scope.items()))
-    digest = hashlib.sha256(
-        orjson.dumps([ops, [[sorted(s), list(p)] for s, p in alternatives]])
-    ).hexdigest()[:12]
+    alternatives = tuple((frozenset({(GOOGLE, s)}), tuple(pos)) for s, pos in sorted(by_scope.items()))
+    digest = hashlib.sha256(orjson.dumps([ops, [[s, p] for s, p in sorted(by_scope.items())]])).hexdigest()[:12]
     date = str(source.get("date", ""))
     return Universe(
         name="google",

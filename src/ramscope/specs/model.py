@@ -57,7 +57,7 @@ __all__ = [
 
 #: Bump when the index shape, an adapter's reading or the cached form changes: cached
 #: indexes of an older format are then rebuilt instead of trusted.
-INDEX_FORMAT_VERSION = 2
+INDEX_FORMAT_VERSION = 3
 
 
 class SpecKind(enum.StrEnum):
