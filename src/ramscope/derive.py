@@ -273,8 +273,19 @@ class Engine:
 
     def _key(self, label: str, sha: str) -> str:
         if self._run_key is None:
-            self._run_key = reuse.run_key(self.settings, self.policy)
+            self._run_key = reuse.run_key(self.settings, self.policy, self._provider_versions())
         return reuse.card_key(self._run_key, label, sha)
+
+    def _provider_versions(self) -> dict[str, str]:
+        """The shipped snapshots' versions, and those of universes refreshed into the cache."""
+        from .refresh import NAMESPACE, version_key  # noqa: PLC0415
+
+        out = dict(providers.snapshot_versions())
+        for name, _ in providers.UNIVERSES.values():
+            refreshed = self.store.get_artifact(NAMESPACE, version_key(name))
+            if refreshed is not None:
+                out[f"universe:{name}:refreshed"] = refreshed.decode("utf-8", "replace")
+        return out
 
     def _entry(self, label: str, sha: str) -> reuse.Entry | None:
         """The stored report of this card file, if any, not yet checked."""

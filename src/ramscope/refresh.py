@@ -28,6 +28,10 @@ GOOGLE_DIRECTORY = "https://www.googleapis.com/discovery/v1/apis"
 MAX_APIS = 5000
 
 
+def version_key(name: str) -> str:
+    return f"{name}.version"
+
+
 @dataclass(frozen=True, slots=True)
 class RefreshResult:
     universe: Universe
@@ -81,4 +85,6 @@ def refresh_google(
     }
     universe = build_google(docs, source=source)
     store.put_artifact(NAMESPACE, universe.name, encode(universe))
+    # Small, so that every run's reuse key can include it without decoding the universe.
+    store.put_artifact(NAMESPACE, version_key(universe.name), universe.version.encode())
     return RefreshResult(universe, len(docs), tuple(failed))
