@@ -66,7 +66,8 @@ def check(limit: int | None = None) -> dict[str, int]:
             api = u.api_of(op.operation_id)
             choice = choose_least_privilege(space, alts, api=api)
             local = choose_least_privilege(g, alts)
-            assert choice is not None and local is not None
+            assert choice is not None
+            assert local is not None
             totals["ambiguous"] += bool(choice.rivals)
             before = space.granted(local.alternative.atoms)
             for chosen, suffix in ((choice.granted, ""), (before, "_spec_local")):

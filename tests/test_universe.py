@@ -114,10 +114,12 @@ def test_sheets_batch_update_takes_spreadsheets_not_drive(
     r = one(derive, spec_server, "/sheets.json", "sheets.spreadsheets.batchUpdate")
     (a,) = r.accesses
     assert a.scopes == [AUTH + "spreadsheets"]
-    assert a.choice is not None and a.choice["ambiguous"] is True
+    assert a.choice is not None
+    assert a.choice["ambiguous"] is True
     assert [AUTH + "drive.file"] in rivals(r)
     assert [AUTH + "drive"] not in rivals(r)  # a superset of drive.file's grant set is never a rival
-    assert a.blast_radius is not None and a.blast_radius["universe_operations"] == 31
+    assert a.blast_radius is not None
+    assert a.blast_radius["universe_operations"] == 31
     assert a.scope_servers == {AUTH + "spreadsheets": GOOGLE}
     assert {u["name"] for u in r.to_dict()["providers"]["universes"]} == {"google"}
 
@@ -144,7 +146,8 @@ def test_narrowest_across_google(
 def test_gmail_send_is_not_ambiguous(derive: Callable[..., Report], spec_server: LocalHTTPServer) -> None:
     r = one(derive, spec_server, "/gmail.json", "gmail.users.messages.send")
     (a,) = r.accesses
-    assert a.choice is not None and a.choice["ambiguous"] is False
+    assert a.choice is not None
+    assert a.choice["ambiguous"] is False
 
 
 def test_calendar_events_insert_stays_ambiguous(derive: Callable[..., Report], spec_server: LocalHTTPServer) -> None:
@@ -188,7 +191,9 @@ def test_discovery_and_converted_specs_share_googles_namespace(
     # Counted once: a method both specs and the universe know is one operation. The conversion lags
     # Discovery, so a few of its methods are not in the universe and add to it.
     u = shipped_universe(GOOGLE)
-    assert u is not None and gcs.blast_radius is not None and bq.blast_radius is not None
+    assert u is not None
+    assert gcs.blast_radius is not None
+    assert bq.blast_radius is not None
     union = _union_size(u, tier.scopes)
     assert tier.blast_radius == gcs.blast_radius["universe_operations"]
     assert union <= tier.blast_radius < union + gcs.blast_radius["granted_operations"]
@@ -222,7 +227,8 @@ def test_access_and_tier_agree_and_say_why_when_not(
         c = by_access[a.id]
         assert set(c["scopes"]) <= set(tier.scopes)
         if c["same_as_access"]:
-            assert c["scopes"] == a.scopes and c["why"] is None
+            assert c["scopes"] == a.scopes
+            assert c["why"] is None
         else:
             assert c["why"]
 
@@ -237,7 +243,8 @@ def test_user_token_and_client_key_is_an_end_user_alternative(
     r = derive(card(spec_server, ("/nbg.json", "/accounts", {"http_method": "GET"}, {})))
     (a,) = r.accesses
     assert a.complete, a.reason_message
-    assert a.scopes and all("accounts" in s or "account-info" in s for s in a.scopes)
+    assert a.scopes
+    assert all("accounts" in s or "account-info" in s for s in a.scopes)
     assert [c["scheme"] for c in a.credentials or []] == ["Client-Id"]
 
 
@@ -258,7 +265,8 @@ def _check_script() -> Any:
 
     path = Path(__file__).resolve().parent.parent / "scripts" / "universe_check.py"
     spec = importlib.util.spec_from_file_location("universe_check", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -268,7 +276,8 @@ def test_no_choice_opens_more_of_google_than_an_alternative_sample() -> None:
     """The first 60 documents: before universes, some choices opened strictly more than a rival."""
     totals = _check_script().check(limit=60)
     assert totals["methods"] > 4000
-    assert totals["violations"] == 0 and totals["larger"] == 0
+    assert totals["violations"] == 0
+    assert totals["larger"] == 0
     assert totals["violations_spec_local"] > 0  # the check can fail: the old choice fails it
 
 
@@ -277,5 +286,6 @@ def test_no_choice_opens_more_of_google_than_an_alternative_all() -> None:
     """All 610 documents (28,137 methods): 0 now, 6,384 with the choice made inside each document."""
     totals = _check_script().check()
     assert totals["documents"] == 610
-    assert totals["violations"] == 0 and totals["larger"] == 0
+    assert totals["violations"] == 0
+    assert totals["larger"] == 0
     assert totals["violations_spec_local"] == 6384

@@ -49,7 +49,8 @@ def test_refresh_builds_stores_and_is_used(google: LocalHTTPServer, tmp_path: Pa
     assert [url for url, _ in result.failed] == [google.url("/discovery/broken.json")]
     u = result.universe
     shipped = shipped_universe(GOOGLE)
-    assert shipped is not None and u.version != shipped.version
+    assert shipped is not None
+    assert u.version != shipped.version
     assert set(u.apis) == {"sheets", "drive", "slides"}
     # Derived offline afterwards, against the refreshed universe (only three APIs: drive.file now
     # opens Drive, Sheets and Slides methods only), and the report says which universe it used.
@@ -57,7 +58,9 @@ def test_refresh_builds_stores_and_is_used(google: LocalHTTPServer, tmp_path: Pa
         r = engine.derive(
             {
                 "name": "refreshed",
-                "resourceAccessManifest": card(google, ("/discovery/sheets.v4.json", "", {"operation_id": "sheets.spreadsheets.batchUpdate"}, {})),
+                "resourceAccessManifest": card(
+                    google, ("/discovery/sheets.v4.json", "", {"operation_id": "sheets.spreadsheets.batchUpdate"}, {})
+                ),
             }
         )
     (a,) = r.accesses
@@ -76,7 +79,8 @@ def test_refresh_command_and_show(google: LocalHTTPServer, tmp_path: Path, capsy
     assert main([*base, "--offline", "universe", "show", "--format", "json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     (u,) = shown["universes"]
-    assert u["refreshed"] is True and u["operations"] < 16699
+    assert u["refreshed"] is True
+    assert u["operations"] < 16699
 
 
 def test_refresh_without_a_directory_fails_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
