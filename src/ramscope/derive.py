@@ -1073,7 +1073,9 @@ class _CardRun:
             per_identity: dict[str, IdentityTier] = {}
             for ident in IDENTITIES:
                 mine = [o for o in members if o.access.identity_used.name == ident]
-                problems = [TierProblem(o.key, o.grants, o.candidates) for o in mine if o.record.complete and o.grants]
+                problems = [
+                    TierProblem(o.key, o.grants, o.candidates, o.own) for o in mine if o.record.complete and o.grants
+                ]
                 incomplete = [o.access.id for o in members if not o.record.complete and _identity_bucket(o) == ident]
                 below = bases[ident]
                 sol = solve_tier(problems, below, space)

@@ -32,14 +32,17 @@ construction (incremental consent asks only for the difference). Within a tier t
 radius of the whole set in the grant space is minimised exactly by enumeration when the
 search space is at most :data:`EXACT_LIMIT` combinations, and otherwise by a greedy pass plus
 1-swap local search whose result is never worse than granting each access its own
-least-privilege alternative (that union is always a candidate). Per-access choices and tier
+least-privilege alternative (that union is always a candidate). The fallback is bounded:
+it evaluates grant sets incrementally and spends at most :data:`GREEDY_BUDGET` alternative
+checks, after which the remaining accesses keep their own choice; the local search runs only
+for tiers of at most :data:`LOCAL_SEARCH_DECISIONS` decisions. Per-access choices and tier
 choices use the same grant space, so they agree on what a scope opens.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
@@ -75,6 +78,11 @@ __all__ = [
 
 #: Largest number of combinations searched exhaustively within one tier.
 EXACT_LIMIT = 20_000
+#: Alternative checks the greedy fallback may spend before the remaining decisions take each
+#: access's own choice (a polynomial bound on a tier of thousands of accesses).
+GREEDY_BUDGET = 2_000_000
+#: The 1-swap local search runs only for tiers of at most this many decisions.
+LOCAL_SEARCH_DECISIONS = 200
 
 AMBIGUOUS = rule(
     "ambiguous-scope-choice",
@@ -98,6 +106,25 @@ class Atom:
     type: SchemeType = SchemeType.OAUTH2
     #: The scheme's name in the spec that introduced the atom (for display only).
     scheme: str = field(default="", compare=False)
+    # Atoms are hashed and compared millions of times by the tier search: the key and its hash
+    # are computed once (the generated methods rebuild a tuple on every call).
+    _key: tuple[str, str, str] = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        key = (self.namespace, self.scope, self.type.value)
+        object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_hash", hash(key))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Atom):
+            return NotImplemented
+        return self._hash == other._hash and self._key == other._key
 
     @property
     def is_scope(self) -> bool:
@@ -203,6 +230,7 @@ class SpecGrants:
         self.index = index
         self.n_ops = len(index.operations)
         self._scheme_atoms: dict[str, tuple[str, SchemeType]] = {}
+        self._interned: dict[tuple[str, str], Atom] = {}
         alt_ids: dict[frozenset[Atom], int] = {}
         self._alt_sets: list[frozenset[Atom]] = []
         masks: list[int] = []
@@ -242,6 +270,14 @@ class SpecGrants:
         return self.n_ops - (self.public_mask | self.unknown_mask).bit_count()
 
     def atom_for(self, scheme_name: str, scope: str = "") -> Atom:
+        # One object per atom: set operations on atoms then match by identity, not by __eq__.
+        hit = self._interned.get((scheme_name, scope))
+        if hit is not None:
+            return hit
+        atom = self._interned[(scheme_name, scope)] = self._new_atom(scheme_name, scope)
+        return atom
+
+    def _new_atom(self, scheme_name: str, scope: str) -> Atom:
         ns_type = self._scheme_atoms.get(scheme_name)
         if ns_type is None:
             scheme = self.index.scheme_map.get(scheme_name)
@@ -377,6 +413,22 @@ class GrantSpace:
             self._cache[atoms] = mask
         return mask
 
+    def extend(self, atoms: frozenset[Atom], mask: int, delta: frozenset[Atom]) -> tuple[int, int]:
+        """``granted(atoms | delta)`` given ``granted(atoms) == mask``, and the alternatives checked.
+
+        Only alternatives that mention an atom of ``delta`` can become satisfied.
+        """
+        if not delta:
+            return mask, 0
+        full = atoms | delta
+        checks = 0
+        for atom in delta:
+            for j in self._by_atom.get(atom, ()):
+                checks += 1
+                if self._alt_sets[j] <= full:
+                    mask |= self._masks[j]
+        return mask, checks
+
     def universe(self, server: str) -> Universe | None:
         return self._universe_by_server.get(server)
 
@@ -479,6 +531,8 @@ class TierProblem:
     key: str
     grants: SpecGrants
     candidates: tuple[Alternative, ...]
+    #: The access's own least-privilege choice, when the caller has it (saves computing it again).
+    own: Alternative | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,9 +577,9 @@ def solve_tier(
         return TierSolution(base, chosen, combined_blast_radius(base, space), "trivial", 1)
 
     # Accesses with the same candidates are one decision.
-    groups: dict[tuple[frozenset[Atom], ...], list[TierProblem]] = {}
+    groups: dict[frozenset[frozenset[Atom]], list[TierProblem]] = {}
     for p in pending:
-        groups.setdefault(tuple(sorted((a.atoms for a in p.candidates), key=_atoms_key)), []).append(p)
+        groups.setdefault(frozenset(a.atoms for a in p.candidates), []).append(p)
     options: list[list[Alternative]] = []
     members: list[list[TierProblem]] = []
     for group in groups.values():
@@ -557,10 +611,13 @@ def solve_tier(
         picks = best[1]
     else:
         method = "greedy"
-        picks = _greedy(options, base, cost)
         # The union of individually least-privileged choices is always a candidate, so the
         # greedy answer is never worse than it.
-        solo = [_solo_best(opts, space) for opts in options]
+        solo = [
+            own if (own := members[i][0].own) is not None and own in opts else _solo_best(opts, space)
+            for i, opts in enumerate(options)
+        ]
+        picks = _greedy(options, base, space, solo, budget=GREEDY_BUDGET)
         if cost(base.union(*(a.atoms for a in solo))) < cost(base.union(*(a.atoms for a in picks))):
             picks = solo
     atoms = base.union(*(a.atoms for a in picks))
@@ -568,10 +625,6 @@ def solve_tier(
         for p in group_members:
             chosen[p.key] = alt
     return TierSolution(atoms, chosen, combined_blast_radius(atoms, space), method, total)
-
-
-def _atoms_key(atoms: frozenset[Atom]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((a.namespace, a.scope) for a in atoms))
 
 
 def _undominated(candidates: Sequence[Alternative], base: frozenset[Atom]) -> list[Alternative]:
@@ -596,29 +649,60 @@ def _solo_best(options: Sequence[Alternative], space: GrantSpace) -> Alternative
 def _greedy(
     options: Sequence[Sequence[Alternative]],
     base: frozenset[Atom],
-    cost: Callable[[frozenset[Atom]], tuple[int, int, tuple[tuple[str, str], ...]]],
+    space: GrantSpace,
+    fallback: Sequence[Alternative],
+    *,
+    budget: int,
 ) -> list[Alternative]:
+    """Greedy pass, then 1-swap local search, within ``budget`` alternative checks.
+
+    Each decision (fewest options first) takes the option that adds least to the running grant
+    set, evaluated incrementally: only alternatives that mention a newly added atom are checked.
+    The work is bounded: once ``budget`` checks are spent, the remaining decisions take their
+    ``fallback`` (the access's own choice) and the local search is skipped. Whatever the budget,
+    the work is O(budget + decisions × options × atoms per option).
+    """
     order = sorted(range(len(options)), key=lambda i: len(options[i]))
-    picks: list[Alternative | None] = [None] * len(options)
+    picks: list[Alternative] = list(fallback)
     atoms = base
+    mask = space.granted(base)
+    spent = 0
     for i in order:
-        best = min(options[i], key=lambda a: cost(atoms | a.atoms))
-        picks[i] = best
-        atoms = atoms | best.atoms
-    chosen = [p for p in picks if p is not None]
-    # 1-swap local search: change one decision at a time while that lowers the cost.
+        if spent >= budget:
+            break  # the remaining decisions keep their fallback
+        best: tuple[tuple[int, int, tuple[tuple[str, str], ...]], Alternative, int] | None = None
+        for alt in options[i]:
+            delta = alt.atoms - atoms
+            new, checks = space.extend(atoms, mask, delta)
+            spent += checks + 1
+            key = (new.bit_count(), len(atoms) + len(delta), alt.sort_key[1])
+            if best is None or key < best[0]:
+                best = (key, alt, new)
+        assert best is not None
+        picks[i] = best[1]
+        atoms = atoms | best[1].atoms
+        mask = best[2]
+    if spent >= budget or len(options) > LOCAL_SEARCH_DECISIONS:
+        return picks
+    # 1-swap local search: change one decision at a time while that lowers the cost, evaluated
+    # incrementally from the grant set of the other decisions.
     improved = True
     rounds = 0
-    while improved and rounds < 50:
+    while improved and rounds < 50 and spent < budget:
         improved = False
         rounds += 1
-        for i in range(len(chosen)):
-            others = base.union(*(a.atoms for j, a in enumerate(chosen) if j != i))
-            current = cost(others | chosen[i].atoms)
+        for i in range(len(picks)):
+            others = base.union(*(a.atoms for j, a in enumerate(picks) if j != i))
+            others_mask = space.granted(others)
+            spent += len(others)
+            scored: list[tuple[tuple[int, int, tuple[tuple[str, str], ...]], Alternative]] = []
             for alt in options[i]:
-                if alt is chosen[i]:
-                    continue
-                c = cost(others | alt.atoms)
-                if c < current:
-                    chosen[i], current, improved = alt, c, True
-    return chosen
+                delta = alt.atoms - others
+                new, checks = space.extend(others, others_mask, delta)
+                spent += checks + 1
+                scored.append(((new.bit_count(), len(others) + len(delta), alt.sort_key[1]), alt))
+            current = next(k for k, alt in scored if alt is picks[i])
+            best_key, best_alt = min(scored, key=lambda ka: ka[0])
+            if best_key < current:
+                picks[i], improved = best_alt, True
+    return picks
