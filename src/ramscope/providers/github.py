@@ -40,7 +40,12 @@ Reconciliation of the five files (their upstream commits differ; ``SOURCES.md``)
 * Neither generation of the data says whether several permissions are one permission set (all
   needed) or several sets (any one suffices): the older generator merged all sets into one object
   before writing. ANDing them never under-states what a token needs; the entry's notes say when
-  it may over-state.
+  it may over-state. (It does for PUT/DELETE ``/repos/{owner}/{repo}/contents/{path}``, POST
+  ``/releases`` and the git-refs writes: the newer file lists ``contents`` twice there, a sign of
+  two sets, ``contents:write`` alone or with ``workflows:write`` for workflow files; the data
+  cannot say which set is which, so both permissions are required.)
+* ``metadata:read`` is named where GitHub names it; GitHub grants it with any repository
+  permission, which the lattice here does not model (it only makes a choice look wider).
 * An endpoint that some token kind may call but that no permission list names gets **no entry**
   (undetermined): it may be permissionless or newer than the permission lists, and the data
   cannot tell which.
