@@ -399,7 +399,17 @@ class _CardRun:
             if i not in self.used_pins:
                 what = f"access {pin.access!r}" if pin.access else f"operation {pin.operation!r}"
                 self.diags.append((PIN_UNUSED("", f"policy pin for {what} matched nothing in this card"), None))
+        valid = not has_errors(card_diags)
         tiers = self._tiers(outcomes)
+        if not valid:
+            tiers = {
+                name: replace(
+                    t,
+                    card_valid=False,
+                    identities={i: replace(it, card_valid=False) for i, it in t.identities.items()},
+                )
+                for name, t in tiers.items()
+            }
         specs = self._spec_records()
         names = ((r.id, r.display_name, r.loc.of("display_name")) for r in m.resources)
         self.diags.extend((d, None) for d in display_name_diagnostics(names, [s.to_dict() for s in specs]))
@@ -407,12 +417,13 @@ class _CardRun:
             card_name=self.card.name,
             card_source=self.card.source,
             card_sha256=self.card.sha256,
-            card_valid=not has_errors(card_diags),
+            card_valid=valid,
             specs=specs,
             accesses=[o.record for o in outcomes],
             tiers=tiers,
             diagnostics=list(dict.fromkeys(self.diags)),
             policy=self.policy.to_dict() if (self.policy.pins or self.policy.exclude or self.policy.prefer) else None,
+            card=self.card,
         )
 
     # ---------------------------------------------------------------- specs
@@ -868,6 +879,7 @@ class _CardRun:
                     blast_radius=sol.blast_radius,
                     method=sol.method,
                     combinations=sol.combinations,
+                    permissions=_tier_permissions(sol.atoms, sol.chosen, mine),
                 )
                 prev_scopes[ident] = set(scopes)
             acks = sorted(
@@ -882,6 +894,36 @@ class _CardRun:
             confirmations = [o.access.id for o in members if o.access.confirmation_required]
             out[tier] = TierRecord(per_identity, acks, confirmations)
         return out
+
+
+def _tier_permissions(
+    atoms: frozenset[Atom], chosen: Mapping[str, Alternative], outcomes: Sequence[_Outcome]
+) -> list[dict[str, Any]]:
+    """Each atom of a tier's set with the provider's description and the accesses it serves: what a
+    consent screen shows, which is not each access's own choice when one scope covers several."""
+    served: dict[Atom, list[str]] = {a: [] for a in atoms}
+    described: dict[Atom, str] = {}
+    for o in outcomes:
+        alt = chosen.get(o.key)
+        if alt is None or o.grants is None:
+            continue
+        descriptions = _descriptions(o.grants.index, alt)
+        for atom in alt.atoms:
+            if atom in served and o.access.id not in served[atom]:
+                served[atom].append(o.access.id)
+            if atom.is_scope and atom.scope in descriptions:
+                described.setdefault(atom, descriptions[atom.scope])
+    return [
+        {
+            "scope": a.scope or None,
+            "namespace": a.namespace,
+            "scheme": a.scheme,
+            "type": a.type.value,
+            "description": described.get(a),
+            "accesses": served[a],
+        }
+        for a in sorted(atoms)
+    ]
 
 
 def _identity_bucket(o: _Outcome) -> str:
