@@ -174,6 +174,9 @@ class Engine:
         #: reuse.spec_state of each spec asked for in this run.
         self._states: dict[tuple[str, SpecKind | None], str] = {}
         self._run_key: str | None = None
+        #: Specs already prefetched in this run: a batch prefetches a chunk's specs, then each card
+        #: asks for its own again; asked twice, the store drew its progress bar twice.
+        self._prefetched: set[tuple[str, SpecKind | None]] = set()
 
     def __enter__(self) -> Engine:
         return self
@@ -302,8 +305,11 @@ class Engine:
                 yield self.derive(card)
 
     def prefetch(self, urls: Iterable[tuple[str, SpecKind | None]]) -> None:
-        todo = sorted({u for u in urls if u not in self._loaded}, key=lambda u: (u[0], str(u[1])))
+        todo = sorted(
+            {u for u in urls if u not in self._loaded and u not in self._prefetched}, key=lambda u: (u[0], str(u[1]))
+        )
         if todo:
+            self._prefetched.update(todo)
             self.store.prefetch(todo)
 
     # ------------------------------------------------------------------ internals

@@ -252,7 +252,13 @@ def _title(agent: Mapping[str, Any]) -> str:
     if agent.get("name"):
         return str(agent["name"])
     source = str(agent.get("source") or "")
-    return PurePath(source).stem if source and source != "-" else "This agent"
+    if not source or source == "-":
+        return "This agent"
+    name = PurePath(source).name
+    for suffix in (".json", ".yaml", ".yml", ".ram"):  # petstore.ram.yaml -> petstore
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
 
 
 def _permission_rows(r: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ unmatched one raises ``MarkupError``).
 from __future__ import annotations
 
 import io
+import textwrap
 
 from rich.console import Console
 from rich.table import Table
@@ -151,11 +152,28 @@ def _print_findings(console: Console, report: Report, min_severity: Severity) ->
         grouped.setdefault(key, []).append(f)
     console.print("diagnostics", style="bold", markup=False)
     card = report.card
+    width = console.width - 1
     for key in sorted(grouped):
-        console.print(Text(f"  {for_terminal(key[2])}"))
+        _wrapped(console, for_terminal(key[2]), 2, width)
         for f in grouped[key]:
             pos = card.position(f.path) if card is not None and f.source is None else None
             where = f"{pos[0]}:{pos[1]}: " if pos else ""
-            console.print(Text(f"    {where}{f.severity}[{f.code}] {for_terminal(f.message)}"))
+            _wrapped(console, f"{where}{f.severity}[{f.code}] {for_terminal(f.message)}", 4, width)
             if f.hint:
-                console.print(Text(f"      hint: {for_terminal(f.hint)}"))
+                _wrapped(console, f"hint: {for_terminal(f.hint)}", 6, width)
+
+
+def _wrapped(console: Console, text: str, indent: int, width: int) -> None:
+    """A long message wraps under itself, not at the left margin (and without rich's padding to
+    the full width, which leaves trailing blanks in logs)."""
+    pad = " " * indent
+    lines = textwrap.wrap(
+        text,
+        width=max(width, indent + 20),
+        initial_indent=pad,
+        subsequent_indent=pad,
+        break_long_words=False,  # a URL or scope stays whole, to be copied
+        break_on_hyphens=False,
+    )
+    for line in lines or [pad]:
+        console.print(Text(line), soft_wrap=True)
