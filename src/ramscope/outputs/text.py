@@ -74,11 +74,11 @@ def render_report_text(
         )
     console.print(table)
     tiers = Table(show_header=True, header_style="bold", title="cumulative tiers", pad_edge=False)
-    tiers.add_column("tier")
+    tiers.add_column("tier", overflow="fold")
     for ident in IDENTITIES:
-        tiers.add_column(ident.lower())
-    tiers.add_column("acknowledge (3P)")
-    tiers.add_column("asks first")
+        tiers.add_column(ident.lower(), overflow="fold")
+    tiers.add_column("acknowledge (3P)", overflow="fold")
+    tiers.add_column("asks first", overflow="fold")
     for name, t in report.tiers.items():
         cells = []
         for ident in IDENTITIES:
