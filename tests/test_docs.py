@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from ramscope import policy
-from ramscope.cli import COMMANDS
+from ramscope.cli import COMMANDS, main
+from tests.support.httpserver import LocalHTTPServer
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -70,7 +71,8 @@ def test_the_property_walk_sees_nested_properties() -> None:
 
 def test_the_report_page_states_null_semantics_and_exit_codes() -> None:
     text = _read("report.md")
-    assert "`null`" in text and "`[]`" in text
+    assert "`null`" in text
+    assert "`[]`" in text
     for code in range(5):
         assert re.search(rf"^\| `{code}` \|", text, re.M), f"exit code {code} missing from docs/report.md"
 
@@ -122,9 +124,6 @@ def test_first_card_walkthrough_replays_as_written(
 ) -> None:
     """Every ramscope command of the walk-through, run on the files it shows, against the spec served
     locally: the exit codes are the ones shown, and so are `scopes`' lines and the diff's verdict."""
-    from ramscope.cli import main  # noqa: PLC0415
-    from tests.support.httpserver import LocalHTTPServer  # noqa: PLC0415
-
     files, steps = _walkthrough()
     assert {"notes.openapi.json", "notes-agent.json", "notes-agent-v2.json"} <= files.keys()
     commands = [c for c, _ in steps if c.startswith("ramscope ")]
