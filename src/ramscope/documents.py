@@ -180,7 +180,7 @@ class FetchedSpec:
         return self._body is not None
 
     def to_record(self) -> dict[str, Any]:
-        """The store's part of a report ``specs`` entry (CONTRACT.md); the caller adds
+        """The store's part of a report ``specs`` entry (docs/report.md); the caller adds
         ``resource`` and ``kind``."""
         return {
             "url": self.url,

@@ -96,6 +96,9 @@ class Engine:
         #: reuse.spec_state of each spec asked for in this run.
         self._states: dict[tuple[str, SpecKind | None], str] = {}
         self._run_key: str | None = None
+        #: Specs already prefetched in this run: a batch prefetches a chunk's specs, then each card
+        #: asks for its own again; asked twice, the store drew its progress bar twice.
+        self._prefetched: set[tuple[str, SpecKind | None]] = set()
         #: canonical server -> its permission universe (refreshed in the cache, else shipped), or None.
         self._universes: dict[str, Universe | None] = {}
         #: Why a refreshed universe was not used, per server (said on every card that uses the server).
@@ -241,8 +244,11 @@ class Engine:
                 yield self.derive(card)
 
     def prefetch(self, urls: Iterable[tuple[str, SpecKind | None]]) -> None:
-        todo = sorted({u for u in urls if u not in self._loaded}, key=lambda u: (u[0], str(u[1])))
+        todo = sorted(
+            {u for u in urls if u not in self._loaded and u not in self._prefetched}, key=lambda u: (u[0], str(u[1]))
+        )
         if todo:
+            self._prefetched.update(todo)
             self.store.prefetch(todo)
 
     # ------------------------------------------------------------------ internals

@@ -3,6 +3,7 @@ choices (:mod:`.choice`), A2A footprints (:mod:`.footprint`), tiers (:mod:`.tier
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..card import Card
@@ -61,7 +62,17 @@ class CardRun(Resolution, Choosing, Footprints, Tiers):
             if i not in self.used_pins:
                 what = f"access {pin.access!r}" if pin.access else f"operation {pin.operation!r}"
                 self.diags.append((PIN_UNUSED("", f"policy pin for {what} matched nothing in this card"), None))
+        valid = not has_errors(card_diags)
         tiers = self._tiers(outcomes)
+        if not valid:
+            tiers = {
+                name: replace(
+                    t,
+                    card_valid=False,
+                    identities={i: replace(it, card_valid=False) for i, it in t.identities.items()},
+                )
+                for name, t in tiers.items()
+            }
         specs = self._spec_records()
         names = ((r.id, r.display_name, r.loc.of("display_name")) for r in m.resources)
         self.diags.extend((d, None) for d in display_name_diagnostics(names, [s.to_dict() for s in specs]))
@@ -69,7 +80,7 @@ class CardRun(Resolution, Choosing, Footprints, Tiers):
             card_name=self.card.name,
             card_source=self.card.source,
             card_sha256=self.card.sha256,
-            card_valid=not has_errors(card_diags),
+            card_valid=valid,
             specs=specs,
             accesses=[o.record for o in outcomes],
             tiers=tiers,
@@ -78,6 +89,7 @@ class CardRun(Resolution, Choosing, Footprints, Tiers):
             if (self.policy.pins or self.policy.exclude or self.policy.prefer or self.policy.catalog_for)
             else None,
             providers=self._providers(pending),
+            card=self.card,
         )
 
     def _nested(self, card: Card, depth: int) -> Report:

@@ -3,7 +3,7 @@ grant space, with how it satisfies each access."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..manifest import (
@@ -25,6 +25,7 @@ from ..privilege import (
 from .records import (
     _alt_label,
     _credentials,
+    _descriptions,
 )
 from .state import Outcome, RunState
 
@@ -62,6 +63,7 @@ class Tiers(RunState):
                     method=sol.method,
                     combinations=sol.combinations,
                     choices=[self._tier_choice(o, sol.chosen.get(o.key), sol.atoms, below) for o in mine],
+                    permissions=_tier_permissions(sol.atoms, sol.chosen, mine),
                 )
                 prev_scopes[ident] = set(scopes)
             acks = sorted(
@@ -101,6 +103,36 @@ class Tiers(RunState):
             else f"{why}; the access's own choice {_alt_label(o.own)} opens nothing more but adds a grant"
         )
         return out
+
+
+def _tier_permissions(
+    atoms: frozenset[Atom], chosen: Mapping[str, Alternative], outcomes: Sequence[Outcome]
+) -> list[dict[str, Any]]:
+    """Each atom of a tier's set with the provider's description and the accesses it serves: what a
+    consent screen shows, which is not each access's own choice when one scope covers several."""
+    served: dict[Atom, list[str]] = {a: [] for a in atoms}
+    described: dict[Atom, str] = {}
+    for o in outcomes:
+        alt = chosen.get(o.key)
+        if alt is None or o.grants is None:
+            continue
+        descriptions = _descriptions(o.grants.index, alt)
+        for atom in alt.atoms:
+            if atom in served and o.access.id not in served[atom]:
+                served[atom].append(o.access.id)
+            if atom.is_scope and atom.scope in descriptions:
+                described.setdefault(atom, descriptions[atom.scope])
+    return [
+        {
+            "scope": a.scope or None,
+            "namespace": a.namespace,
+            "scheme": a.scheme,
+            "type": a.type.value,
+            "description": described.get(a),
+            "accesses": served[a],
+        }
+        for a in sorted(atoms)
+    ]
 
 
 def _identity_bucket(o: Outcome) -> str:
