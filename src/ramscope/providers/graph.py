@@ -30,13 +30,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..specs.model import FlowKind, OAuthFlow, SchemeRequirement, SchemeType, SecurityScheme
-from .catalog import CatalogEntry, Permission, encode
+from .catalog import Catalog, CatalogEntry, Permission, encode
 
 __all__ = [
     "APPLICATION",
@@ -46,7 +47,10 @@ __all__ = [
     "RESOURCE",
     "SCHEME_NAMES",
     "SERVERS",
+    "Agreement",
     "build",
+    "grant_sets",
+    "least_privilege_agreement",
     "normalise_path",
     "scope_string",
 ]
@@ -287,7 +291,7 @@ def build(vendor_dir: Path) -> bytes:
 
     scheme_rank = {SCHEME_NAMES[k]: i for i, k in enumerate(order)}
     entries: list[CatalogEntry] = []
-    for (method, npath) in sorted(grants):
+    for method, npath in sorted(grants):
         alternatives: list[tuple[SchemeRequirement, ...]] = []
         for scheme in sorted(grants[(method, npath)], key=scheme_rank.__getitem__):
             for short in sorted(grants[(method, npath)][scheme]):
@@ -319,3 +323,174 @@ def build(vendor_dir: Path) -> bytes:
         permissions=permissions,
         entries=entries,
     )
+
+
+# --------------------------------------------------------------------------- least-privilege marks
+
+_READWRITE = re.compile(r"^(.+)\.ReadWrite(\..+)?$")
+_READ = re.compile(r"^(.+)\.Read(\..+)?$")
+
+
+def implied(short: str) -> tuple[str, ...]:
+    """Permissions ``short`` includes by Microsoft's naming: ``X.ReadWrite[.s]`` ⊇ ``X.Read[.s]`` ⊇ ``X.ReadBasic[.s]``.
+
+    The catalog does not list every read path under the read-write permission (GET paths of one
+    path set, POST of another), so without this a ``Read``/``ReadWrite`` pair is often incomparable
+    by grant set although the descriptions say "read and write".
+    """
+    m = _READWRITE.match(short)
+    if m:
+        return (f"{m.group(1)}.Read{m.group(2) or ''}",)
+    m = _READ.match(short)
+    if m:
+        return (f"{m.group(1)}.ReadBasic{m.group(2) or ''}",)
+    return ()
+
+
+def grant_sets(cat: Catalog, *, closure: bool = True) -> dict[str, dict[str, frozenset[int]]]:
+    """scheme -> scope -> indices of the entries the scope alone satisfies under that scheme.
+
+    With ``closure``, a permission also grants what the permissions it :func:`implied` grant.
+    """
+    out: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for i, e in enumerate(cat.entries):
+        for alt in e.requirements:
+            if len(alt) == 1 and len(alt[0].scopes) == 1:
+                out[alt[0].scheme][alt[0].scopes[0]].add(i)
+    if closure:
+        for grants in out.values():
+            changed = True
+            while changed:
+                changed = False
+                for scope in list(grants):
+                    for other in implied(_short(scope)):
+                        extra = grants.get(scope_string(other))
+                        if extra and not extra <= grants[scope]:
+                            grants[scope] |= extra
+                            changed = True
+    return {s: {p: frozenset(v) for p, v in d.items()} for s, d in out.items()}
+
+
+def _minimal(cands: set[str], grant: dict[str, frozenset[int]]) -> list[str]:
+    sets = {c: grant.get(c, frozenset()) for c in cands}
+    return sorted(c for c in cands if not any(sets[o] < sets[c] for o in cands if o != c))
+
+
+def _short(scope: str) -> str:
+    return scope.rsplit("/", 1)[-1]
+
+
+def choose(cat: Catalog, scheme: str, cands: set[str], grant: dict[str, frozenset[int]]) -> tuple[list[str], str]:
+    """The ⊆-minimal candidates, then (if several) the lowest ``privilegeLevel``, then the fewest grants.
+
+    Returns the remaining candidates and the step that decided (``lattice``, ``level``, ``count``)
+    or ``undecided``.
+    """
+    best = _minimal(cands, grant)
+    if len(best) == 1:
+        return best, "lattice"
+
+    def level(scope: str) -> int:
+        p = cat.permission(scheme, scope)
+        return p.privilege_level if p is not None and p.privilege_level is not None else 99
+
+    low = min(level(x) for x in best)
+    best = [x for x in best if level(x) == low]
+    if len(best) == 1:
+        return best, "level"
+    fewest = min(len(grant.get(x, ())) for x in best)
+    best = [x for x in best if len(grant.get(x, ())) == fewest]
+    return best, "count" if len(best) == 1 else "undecided"
+
+
+def _classify(outside: list[str], marked: list[str], cat: Catalog, scheme: str) -> str:
+    names = [_short(x) for x in outside]
+    marks = [_short(x) for x in marked]
+    if any(
+        re.search(r"\.(selected|ownedby|managedby|identityparentedby|appfolder)\b|resourcespecific|\.shared\b", n, re.I)
+        for n in names
+    ):
+        return "narrower-audience: selected, owned, app-folder or shared resources only"
+    if all(not n.endswith(".All") for n in names) and all(m.endswith(".All") for m in marks):
+        return "narrower-audience: the signed-in user's own data, marks are organisation-wide"
+
+    def level(scope: str) -> int:
+        p = cat.permission(scheme, scope)
+        return p.privilege_level if p is not None and p.privilege_level is not None else 0
+
+    if max(level(x) for x in outside) > max(level(x) for x in marked) or (
+        any("Write" in n for n in names) and not any("Write" in m for m in marks)
+    ):
+        return "under-listed broader permission: more privilege, fewer catalog paths"
+    return "sibling permission of another family listed on fewer paths"
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How the grant-set lattice over the catalog relates to Microsoft's ``least=`` marks.
+
+    Over every (method, path, scheme) Microsoft marks, ``among_marked`` counts which step of
+    :func:`choose` decided among the marked permissions (``lattice``, ``level``, ``count``,
+    ``undecided``): whatever it picks is marked. ``unrestricted`` runs the same over every
+    single-permission alternative of the entry: ``marked`` (it picks a marked one), ``outside``
+    (it picks another: a disagreement, by class in ``classes``) or ``undecided``.
+    """
+
+    cases: int
+    among_marked: dict[str, int]
+    unrestricted: dict[str, int]
+    classes: dict[str, int]
+    examples: dict[str, tuple[str, ...]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "among_marked": dict(self.among_marked),
+            "unrestricted": dict(self.unrestricted),
+            "classes": dict(self.classes),
+            "examples": {k: list(v) for k, v in self.examples.items()},
+        }
+
+
+def least_privilege_agreement(cat: Catalog, *, closure: bool = True, max_examples: int = 5) -> Agreement:
+    """Compare the grant-set lattice with Microsoft's ``least=`` marks (see :class:`Agreement`)."""
+    grants = grant_sets(cat, closure=closure)
+    cases = 0
+    among: dict[str, int] = defaultdict(int)
+    free: dict[str, int] = defaultdict(int)
+    classes: dict[str, int] = defaultdict(int)
+    examples: dict[str, list[str]] = defaultdict(list)
+
+    def example(kind: str, text: str) -> None:
+        if len(examples[kind]) < max_examples:
+            examples[kind].append(text)
+
+    for e in cat.entries:
+        for scheme, marked in e.least.items():
+            if not marked:
+                continue
+            cases += 1
+            grant = grants.get(scheme, {})
+            picked, step = choose(cat, scheme, set(marked), grant)
+            among[step] += 1
+            if step != "lattice":
+                example(f"among_marked:{step}", f"{e.key} {scheme}: {', '.join(map(_short, picked))}")
+            alone = {
+                a[0].scopes[0]
+                for a in e.requirements
+                if len(a) == 1 and a[0].scheme == scheme and len(a[0].scopes) == 1
+            }
+            wide, wstep = choose(cat, scheme, alone | set(marked), grant)
+            if wstep == "undecided":
+                free["undecided"] += 1
+                continue
+            if wide[0] in marked:
+                free["marked"] += 1
+                continue
+            free["outside"] += 1
+            cls = _classify(wide, picked, cat, scheme)
+            classes[cls] += 1
+            example(
+                cls, f"{e.key} {scheme}: lattice {_short(wide[0])} ({wstep}); marked {', '.join(map(_short, picked))}"
+            )
+    return Agreement(cases, dict(among), dict(free), dict(classes), {k: tuple(v) for k, v in examples.items()})
