@@ -24,6 +24,7 @@ from ramscope.providers.graph import (
     APPLICATION,
     DELEGATED_PERSONAL,
     DELEGATED_WORK,
+    ME_APP_NOTE,
     SERVERS,
     build,
     choose,
@@ -251,6 +252,21 @@ def test_spellings_of_one_endpoint_merge(graph: Catalog) -> None:
     keys = [(e.method, graph.normalise(e.path)) for e in graph.entries]
     assert len(keys) == len(set(keys))
     assert any(n.startswith("catalog spelling:") for e in graph.entries for n in e.notes)
+
+
+def test_me_with_application_permissions_is_flagged(graph: Catalog) -> None:
+    """Microsoft lists application permissions on /me paths; an app-only token cannot call /me."""
+    e = graph.lookup("GET", "/me/messages")
+    assert e is not None
+    assert ME_APP_NOTE in e.notes
+    assert APPLICATION in e.least  # kept as published: the derivation decides
+    me = graph.lookup("GET", "/me")
+    assert me is not None
+    assert ME_APP_NOTE not in me.notes  # nothing to flag: /me lists no application permission
+    users = graph.lookup("GET", "/users/{user-id}/messages")
+    assert users is not None
+    assert ME_APP_NOTE not in users.notes
+    assert all(e.requirements for e in graph.entries)  # never an entry that reads as "needs nothing"
 
 
 def test_no_entry_no_guess(graph: Catalog) -> None:

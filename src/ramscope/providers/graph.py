@@ -43,13 +43,16 @@ __all__ = [
     "APPLICATION",
     "DELEGATED_PERSONAL",
     "DELEGATED_WORK",
+    "ME_APP_NOTE",
     "NAME",
     "RESOURCE",
     "SCHEME_NAMES",
     "SERVERS",
     "Agreement",
     "build",
+    "choose",
     "grant_sets",
+    "implied",
     "least_privilege_agreement",
     "normalise_path",
     "scope_string",
@@ -149,6 +152,14 @@ def normalise_path(path: str) -> str:
         segs.extend(_segment(raw))
     out = "/" + "/".join(segs)
     return f"{out}?{query}" if query else out
+
+
+#: Note on every /me entry that lists application permissions (see build()).
+ME_APP_NOTE = "/me needs a signed-in user: Graph refuses it under an app-only token (application permissions)"
+
+
+def _signed_in_user_only(npath: str) -> bool:
+    return npath == "/me" or npath.startswith(("/me/", "/me?"))
 
 
 def scope_string(short: str) -> str:
@@ -293,15 +304,26 @@ def build(vendor_dir: Path) -> bytes:
     entries: list[CatalogEntry] = []
     for method, npath in sorted(grants):
         alternatives: list[tuple[SchemeRequirement, ...]] = []
-        for scheme in sorted(grants[(method, npath)], key=scheme_rank.__getitem__):
+        notes: tuple[str, ...] = ()
+        schemes = sorted(grants[(method, npath)], key=scheme_rank.__getitem__)
+        if _signed_in_user_only(npath) and APPLICATION in schemes:
+            # Kept as Microsoft publishes them, but Graph answers /me with an error under an app-only
+            # token ("/me request is only valid with delegated authentication flow"): said here so
+            # the derivation can refuse the application alternatives of /me (the lead's call).
+            notes += (ME_APP_NOTE,)
+        for scheme in schemes:
             for short in sorted(grants[(method, npath)][scheme]):
                 for extra in sorted(grants[(method, npath)][scheme][short]):
                     scopes = [scope_string(short)] + ([scope_string(extra)] if extra and extra != short else [])
                     alternatives.append((SchemeRequirement.of(scheme, scopes),))
-        marks = least.get((method, npath), {})
+        if not alternatives:
+            # No alternative left would read as "needs nothing": no entry, the operation stays undetermined.
+            continue
+        marks = {k: v for k, v in least.get((method, npath), {}).items() if k in schemes}
         spelled = sorted(spellings[(method, npath)])
-        # Several upstream spellings merged into this entry: say which, for whoever traces it back.
-        notes = tuple(f"catalog spelling: {s}" for s in spelled) if len(spelled) > 1 else ()
+        if len(spelled) > 1:
+            # Several upstream spellings merged into this entry: say which, for whoever traces it back.
+            notes += tuple(f"catalog spelling: {s}" for s in spelled)
         entries.append(
             CatalogEntry(
                 method=method,
