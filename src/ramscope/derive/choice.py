@@ -24,6 +24,7 @@ from ..privilege import (
     choose_least_privilege,
     fits,
 )
+from ..providers.catalog import Catalog
 from ..providers.universe import Universe
 from ..specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from .records import (
@@ -122,6 +123,8 @@ class Choosing(RunState):
         if index.kind is SpecKind.A2A:
             # Whatever the access itself needs, a reviewer must see what delegating to the agent exposes.
             record_kw["footprint"] = self._footprint(a, index)
+        if p.catalog is not None:
+            self._note_permissions(p.catalog, candidates)
         api = _api_of(space, entry)
         choice = choose_least_privilege(space, candidates, api=api) if candidates else None
         if choice is not None and p.catalog_entry is not None and pin is None:
@@ -183,6 +186,16 @@ class Choosing(RunState):
             admin_consent=_admin_consent(p, alt),
         )
         return Outcome(a, key, record, grants, tuple(candidates), alt)
+
+    def _note_permissions(self, cat: Catalog, candidates: Sequence[Alternative]) -> None:
+        """What the catalog says of each scope a tier may pick for this access (name, admin consent)."""
+        for alt in candidates:
+            for t in alt.terms:
+                for scope in t.scopes:
+                    perm = cat.permission(t.scheme, scope)
+                    if perm is not None:
+                        info = self.scope_info.setdefault(scope, {"name": perm.short, "admin_consent": False})
+                        info["admin_consent"] = info["admin_consent"] or perm.admin_consent
 
     def _provider_least(
         self,

@@ -4,7 +4,7 @@ choices (:mod:`.choice`), A2A footprints (:mod:`.footprint`), tiers (:mod:`.tier
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..card import Card
 from ..diagnostics import Diagnostic, has_errors
@@ -48,6 +48,7 @@ class CardRun(Resolution, Choosing, Footprints, Tiers):
         #: The specs this card's accesses loaded. Not the engine's (every card's so far): a report
         #: must not depend on which cards were derived before it.
         self.used_specs: set[tuple[str, SpecKind | None]] = set()
+        self.scope_info: dict[str, dict[str, Any]] = {}
 
     def run(self) -> Report:
         card_diags = validate(self.card)

@@ -63,7 +63,7 @@ class Tiers(RunState):
                     method=sol.method,
                     combinations=sol.combinations,
                     choices=[self._tier_choice(o, sol.chosen.get(o.key), sol.atoms, below) for o in mine],
-                    permissions=_tier_permissions(sol.atoms, sol.chosen, mine),
+                    permissions=_tier_permissions(sol.atoms, sol.chosen, mine, self.scope_info),
                 )
                 prev_scopes[ident] = set(scopes)
             acks = sorted(
@@ -106,7 +106,10 @@ class Tiers(RunState):
 
 
 def _tier_permissions(
-    atoms: frozenset[Atom], chosen: Mapping[str, Alternative], outcomes: Sequence[Outcome]
+    atoms: frozenset[Atom],
+    chosen: Mapping[str, Alternative],
+    outcomes: Sequence[Outcome],
+    info: Mapping[str, Mapping[str, Any]],
 ) -> list[dict[str, Any]]:
     """Each atom of a tier's set with the provider's description and the accesses it serves: what a
     consent screen shows, which is not each access's own choice when one scope covers several."""
@@ -130,6 +133,8 @@ def _tier_permissions(
             "type": a.type.value,
             "description": described.get(a),
             "accesses": served[a],
+            "name": info.get(a.scope, {}).get("name") if a.is_scope else None,
+            "admin_consent": bool(info.get(a.scope, {}).get("admin_consent")) if a.is_scope else False,
         }
         for a in sorted(atoms)
     ]

@@ -169,6 +169,8 @@ def _merge(
             "scheme": perm["scheme"],
             "type": perm["type"],
             "description": perm["description"],
+            "name": perm.get("name"),
+            "admin_consent": bool(perm.get("admin_consent")),
             "identities": [],
             "necessity": necessity,
             "accesses": [],
@@ -263,7 +265,15 @@ def _title(agent: Mapping[str, Any]) -> str:
 
 def _permission_rows(r: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The table's rows: the tier's scopes, then its credentials, for one resource."""
-    rows = [dict(p, label=p["scope"], what=p["description"] or "(no description)") for p in r["permissions"]]
+    rows = [
+        dict(
+            p,
+            label=p.get("name") or p["scope"],
+            what=(p["description"] or "(no description)")
+            + (" An administrator of your organisation must approve it." if p.get("admin_consent") else ""),
+        )
+        for p in r["permissions"]
+    ]
     rows += [
         dict(c, label=c["scheme"], what=f"a credential ({c['type']}), not an OAuth scope") for c in r["credentials"]
     ]

@@ -101,6 +101,9 @@ class Catalog:
     permissions: Mapping[str, Permission]
     entries: tuple[CatalogEntry, ...]
     normalise: Normaliser = field(compare=False, repr=False)
+    #: The provider's own inclusions by name (Microsoft: ``X.ReadWrite`` includes ``X.Read``), by
+    #: short name; none when the provider states none.
+    implied: Callable[[str], tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -148,16 +151,19 @@ class Catalog:
 
     @cached_property
     def universe(self) -> Universe:
-        """The catalog as a permission universe: every endpoint, opened by the permissions it lists."""
-        by_alt: dict[frozenset[tuple[str, str]], list[int]] = {}
+        """The catalog as a permission universe: every endpoint, opened by the permissions it lists,
+        and by the permissions that include those by the provider's own naming (:attr:`implied`)."""
+        by_alt: dict[frozenset[tuple[str, str]], set[int]] = {}
         for i, e in enumerate(self.entries):
             for alt in e.requirements:
                 pairs: set[tuple[str, str]] = set()
                 for t in alt:
-                    ns = scheme_server(self.scheme_map.get(t.scheme)) or f"{self.label}#{t.scheme}"
+                    ns = self._namespace(t.scheme)
                     pairs.update((ns, scope) for scope in t.scopes)
                 if pairs:
-                    by_alt.setdefault(frozenset(pairs), []).append(i)
+                    by_alt.setdefault(frozenset(pairs), set()).add(i)
+        for (ns, scope), entries in self._implied_entries(by_alt).items():
+            by_alt.setdefault(frozenset({(ns, scope)}), set()).update(entries)
         return Universe(
             name=self.name,
             server=self.label,
@@ -166,8 +172,41 @@ class Catalog:
             apis=(self.name,),
             ops=tuple(e.key for e in self.entries),
             op_api=(0,) * len(self.entries),
-            alternatives=tuple((k, tuple(dict.fromkeys(v))) for k, v in by_alt.items()),
+            alternatives=tuple((k, tuple(sorted(v))) for k, v in by_alt.items()),
         )
+
+    def _namespace(self, scheme: str) -> str:
+        return scheme_server(self.scheme_map.get(scheme)) or f"{self.label}#{scheme}"
+
+    def _implied_entries(
+        self, by_alt: Mapping[frozenset[tuple[str, str]], set[int]]
+    ) -> dict[tuple[str, str], set[int]]:
+        """For each permission, the endpoints of the permissions it includes (transitively)."""
+        if self.implied is None:
+            return {}
+        single = {next(iter(k)): v for k, v in by_alt.items() if len(k) == 1}
+        by_short: dict[tuple[str, str], tuple[str, str]] = {}
+        for p in self.permissions.values():
+            ns = self._namespace(p.scheme)
+            by_short[(ns, p.short)] = (ns, p.scope)
+        out: dict[tuple[str, str], set[int]] = {}
+        for p in self.permissions.values():
+            ns = self._namespace(p.scheme)
+            seen: set[str] = set()
+            todo = list(self.implied(p.short))
+            extra: set[int] = set()
+            while todo:
+                short = todo.pop()
+                if short in seen:
+                    continue
+                seen.add(short)
+                target = by_short.get((ns, short))
+                if target is not None:
+                    extra |= single.get(target, set())
+                todo.extend(self.implied(short))
+            if extra:
+                out[(ns, p.scope)] = extra
+        return out
 
     def servers_of_schemes(self) -> frozenset[str]:
         """The grant namespaces the catalog's permissions live in."""
@@ -213,7 +252,7 @@ def encode(
     return gzip.compress(orjson.dumps(body), compresslevel=9, mtime=0)
 
 
-def decode(data: bytes, normalise: Normaliser) -> Catalog:
+def decode(data: bytes, normalise: Normaliser, implied: Callable[[str], tuple[str, ...]] | None = None) -> Catalog:
     if len(data) > MAX_COMPRESSED_BYTES:
         raise CatalogError(f"compiled catalog of {len(data)} bytes exceeds {MAX_COMPRESSED_BYTES}")
     try:
@@ -258,6 +297,7 @@ def decode(data: bytes, normalise: Normaliser) -> Catalog:
             permissions=perms,
             entries=tuple(entries),
             normalise=normalise,
+            implied=implied,
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, CatalogError):
