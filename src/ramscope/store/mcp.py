@@ -364,6 +364,13 @@ class _Conversation:
         ex, msg = self._post(step, server_discover_request(), _modern_headers("server/discover"))
         if msg is not None and "result" in msg and ex.ok:
             result = msg["result"] if isinstance(msg["result"], dict) else {}
+            versions = result.get("supportedVersions")
+            if not isinstance(versions, list) or STATELESS_VERSION not in versions:
+                # Some servers answer every unknown method with an empty result (the conformance suite's
+                # mock servers answer ``{}``): only a result naming this revision says the server speaks it.
+                said = "no supportedVersions" if not isinstance(versions, list) else f"supportedVersions {versions!r}"
+                self._note(step, ex, f"not a server/discover result ({said[:200]}): handshake")
+                raise _FallBack
             self._note(step, ex, "stateless server")
             meta = result.get("_meta")
             meta = meta if isinstance(meta, dict) else {}
@@ -372,9 +379,7 @@ class _Conversation:
                 protocol_version=STATELESS_VERSION,
                 server_info=meta.get(_META_SERVER_INFO),
                 server_capabilities=result.get("capabilities"),
-                supported_versions=result.get("supportedVersions")
-                if isinstance(result.get("supportedVersions"), list)
-                else None,
+                supported_versions=versions,
             )
             denied = self._pages(listing, stateless=True)
             return denied or listing
