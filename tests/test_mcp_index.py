@@ -75,8 +75,8 @@ def test_the_challenge_scope_wins_over_scopes_supported() -> None:
     )
     assert server_requirements(index) == ((SchemeRequirement(OAUTH_SCHEME, ("read", "write")),),)
     assert index.extra["server_security_source"] == "challenge"
-    flow_scopes = [s for s, _ in index.scheme_map[OAUTH_SCHEME].flows[0].scopes]
-    assert flow_scopes == ["read", "write", "admin"]
+    # The PRM names an issuer but no AS metadata was obtained: no grant, so no flow, is invented.
+    assert index.scheme_map[OAUTH_SCHEME].flows == ()
 
 
 def test_scopes_supported_when_the_challenge_names_none() -> None:
@@ -88,8 +88,11 @@ def test_scopes_supported_when_the_challenge_names_none() -> None:
     assert index.extra["server_security_source"] == "protected-resource-metadata"
 
 
-def test_unreachable_authorization_server_metadata_infers_authorization_code() -> None:
-    """Without AS metadata: authorization code (OAuth 2.1 + PKCE), inferred, the issuer as token URL, a warning."""
+def test_unreachable_authorization_server_metadata_leaves_the_grants_unknown() -> None:
+    """Without AS metadata: OAuth inferred with no flow (which identity can use it is unknown), a warning.
+
+    Issue 14 item 4: an invented authorization-code flow made AGENT "incompatible" and END_USER "compatible"
+    on no evidence."""
     index = _index(
         _capture(
             listed=False,
@@ -101,7 +104,7 @@ def test_unreachable_authorization_server_metadata_infers_authorization_code() -
     )
     scheme = index.scheme_map[OAUTH_SCHEME]
     assert scheme.inferred
-    assert [(f.kind, f.token_url) for f in scheme.flows] == [(FlowKind.AUTHORIZATION_CODE, "https://as.example.com")]
+    assert scheme.flows == ()
     assert "mcp-as-metadata-unavailable" in [d.code for d in index.diagnostics]
 
 
@@ -136,8 +139,8 @@ def test_grants_become_flows(grants: list[str] | None, kinds: list[FlowKind]) ->
     assert not scheme.inferred
 
 
-def test_grants_ramscope_cannot_map_fall_back_with_a_finding() -> None:
-    """An AS offering only grants outside OAuth 2.1's useful set: authorization code assumed, reported."""
+def test_grants_ramscope_cannot_map_leave_the_flow_unknown_with_a_finding() -> None:
+    """An AS offering only grants outside OAuth 2.1's useful set: no flow assumed, reported."""
     index = _index(
         _capture(
             listed=False,
@@ -153,7 +156,8 @@ def test_grants_ramscope_cannot_map_fall_back_with_a_finding() -> None:
         )
     )
     assert index.scheme_map[OAUTH_SCHEME].inferred
-    assert "invalid-security-scheme" in [d.code for d in index.diagnostics]
+    assert index.scheme_map[OAUTH_SCHEME].flows == ()
+    assert "mcp-as-metadata-unavailable" in [d.code for d in index.diagnostics]
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,7 @@ __all__ = [
     "fetch_mcp",
     "initialize_request",
     "initialized_notification",
+    "legacy_as_metadata_url",
     "prm_urls",
     "server_discover_request",
     "tools_list_request",
@@ -86,6 +87,8 @@ _META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _MODERN_REJECTIONS = frozenset({-32020, -32021, -32022})
 _UNSUPPORTED_VERSION = -32022
 _SNIPPET = 2048
+#: The only answers of a well-known URL that mean "nothing is published here".
+_ABSENT = frozenset({404, 410})
 _CLIENT_INFO = {"name": "ramscope", "version": __version__}
 _PRM_FIELDS = (
     "resource",
@@ -174,6 +177,15 @@ def prm_urls(endpoint: str, hint: str | None = None) -> list[str]:
     suffixed = urlunsplit((parts.scheme, parts.netloc, "/.well-known/oauth-protected-resource" + path, parts.query, ""))
     root = urlunsplit((parts.scheme, parts.netloc, "/.well-known/oauth-protected-resource", "", ""))
     return list(dict.fromkeys(u for u in (hint, suffixed, root) if u))
+
+
+def legacy_as_metadata_url(endpoint: str) -> str:
+    """Where a 2025-03-26 server's authorization-server metadata is: RFC 8414's URL at the endpoint's origin.
+
+    That revision had no protected-resource metadata; the MCP server's URL with its
+    path discarded was the authorization base URL (and so the issuer).
+    """
+    return _origin(endpoint).rstrip("/") + "/.well-known/oauth-authorization-server"
 
 
 def as_metadata_urls(issuer: str) -> list[str]:
@@ -548,7 +560,6 @@ class _Conversation:
             if bearer is not None:
                 hint = bearer.params.get("resource_metadata") or None
         prm = self._metadata(
-            "protected-resource metadata",
             prm_urls(self.url, hint),
             _PRM_FIELDS,
             lambda url, doc: _check_resource(self.url, url, doc),
@@ -557,25 +568,37 @@ class _Conversation:
         servers = (prm.get("document") or {}).get("authorization_servers")
         if isinstance(servers, list) and servers and isinstance(servers[0], str):
             issuer = servers[0]
+            asm = self._metadata(as_metadata_urls(issuer), _AS_FIELDS, lambda url, doc: _check_issuer(issuer, doc))
+            auth["authorization_server"] = {"issuer": issuer, "discovered_by": "protected-resource-metadata", **asm}
+        elif prm["state"] == "absent":
+            # The 2025-03-26 revision had no protected-resource metadata: the MCP server's origin is the
+            # authorization base URL, and its RFC 8414 metadata says which grants and scopes exist.
+            issuer = _origin(self.url).rstrip("/")
             asm = self._metadata(
-                "authorization-server metadata",
-                as_metadata_urls(issuer),
+                [legacy_as_metadata_url(self.url)],
                 _AS_FIELDS,
                 lambda url, doc: _check_issuer(issuer, doc),
             )
-            auth["authorization_server"] = {"issuer": issuer, **asm}
+            auth["authorization_server"] = {"issuer": issuer, "discovered_by": "origin (2025-03-26)", **asm}
         else:
             auth["authorization_server"] = None
+        states = [prm["state"]] + ([auth["authorization_server"]["state"]] if auth["authorization_server"] else [])
+        # Known only when every well-known location either answered or said 404/410.
+        auth["metadata_state"] = "unknown" if "unknown" in states else "known"
         return auth
 
     def _metadata(
         self,
-        what: str,
         urls: list[str],
         fields: tuple[str, ...],
         check: Callable[[str, dict[str, Any]], str | None],
     ) -> dict[str, Any]:
-        """GET each URL until one holds valid metadata; every attempt is recorded, none is fatal."""
+        """GET each URL until one holds valid metadata; every attempt is recorded, none is fatal.
+
+        ``state`` is ``found``, ``absent`` (every URL said 404 or 410: none is published) or
+        ``unknown`` (some URL failed otherwise: a 5xx, a timeout, a refusal, a redirect loop, a
+        document that cannot be used). Only ``absent`` may be read as "no metadata".
+        """
         tried: list[dict[str, Any]] = []
         for url in urls:
             try:
@@ -584,9 +607,8 @@ class _Conversation:
                 tried.append({"url": url, "status": None, "outcome": f"{exc.code}: {exc.detail}"[:300]})
                 continue
             if not ex.ok:
-                tried.append(
-                    {"url": url, "status": ex.status, "outcome": "not found" if ex.status == 404 else "refused"}
-                )
+                gone = ex.status in _ABSENT
+                tried.append({"url": url, "status": ex.status, "outcome": "not found" if gone else "refused"})
                 continue
             doc = _loads(ex.body)
             if not isinstance(doc, dict):
@@ -597,8 +619,9 @@ class _Conversation:
                 tried.append({"url": url, "status": ex.status, "outcome": f"not used: {problem}"})
                 continue
             tried.append({"url": url, "status": ex.status, "outcome": "used"})
-            return {"tried": tried, "url": url, "document": _subset(doc, fields)}
-        return {"tried": tried, "url": None, "document": None}
+            return {"tried": tried, "url": url, "document": _subset(doc, fields), "state": "found"}
+        absent = all(t["status"] in _ABSENT for t in tried)
+        return {"tried": tried, "url": None, "document": None, "state": "absent" if absent else "unknown"}
 
 
 def _modern_headers(method: str) -> dict[str, str]:
@@ -697,4 +720,11 @@ def fetch_mcp(ctx: FetchContext, url: str) -> FetcherResult:
     provenance: dict[str, Any] = {"mcp_tools_listed": listing is not None}
     if listing is not None:
         provenance.update(mcp_era=listing.era, mcp_protocol_version=listing.protocol_version, mcp_pages=listing.pages)
-    return FetcherResult(body=body, media_type="application/json", final_url=url, provenance=provenance)
+    headers: dict[str, str] = {}
+    if capture["auth"]["metadata_state"] == "unknown":
+        # A failed look-up is not an answer: cached, it would outlive the server's repair.
+        provenance["mcp_metadata_unknown"] = True
+        headers["cache-control"] = "no-store"
+    return FetcherResult(
+        body=body, media_type="application/json", final_url=url, headers=headers, provenance=provenance
+    )
