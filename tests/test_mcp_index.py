@@ -238,3 +238,16 @@ def test_index_round_trips_through_json() -> None:
     back = SpecIndex.from_json(index.to_json())
     assert server_requirements(back) == server_requirements(index) == ((SchemeRequirement(OAUTH_SCHEME, ("s",)),),)
     assert back.extra["tools_listed"] is False
+
+
+def test_a_listed_tool_that_needs_a_token_means_others_may_be_hidden() -> None:
+    """Issue 14 item 18: one tool declaring oauth2 without noauth: a missing tool may exist behind authorization."""
+    from ramscope.resolve import Unresolved, resolve  # noqa: PLC0415
+    from tests._specs import rest_operation  # noqa: PLC0415
+
+    tools = [{"name": "read_notes", "securitySchemes": [{"type": "oauth2", "scopes": ["notes.read"]}]}]
+    index = _index(_capture(tools=tools))
+    got = resolve(*rest_operation(path="delete_notes", spec_url=URL), index)
+    assert isinstance(got, Unresolved)
+    assert got.reason == "mcp-tool-not-listed"
+    assert "read_notes" in got.message
