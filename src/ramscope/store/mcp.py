@@ -35,16 +35,20 @@ failure names the step it happened in.
 
 from __future__ import annotations
 
+import contextvars
+import queue
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import orjson
 
 from .._sse import SSEDecoder, parse_sse
 from .._version import __version__
-from ..errors import FetchError, SpecTooLargeError
+from ..errors import FetchError, FetchTimeoutError, SpecTooLargeError
 from ..specs.mcp import CAPTURE_FORMAT
 from ._challenge import Challenge, parse_www_authenticate
 from .fetchers import FetchContext, FetcherResult
@@ -329,12 +333,156 @@ class _FallBack(Exception):
     """The stateless attempt says: not a 2026-07-28 server; try the handshake."""
 
 
+class _NoStreamableHTTP(Exception):
+    """initialize was refused with a 4xx: maybe a server of the old HTTP+SSE transport (2024-11-05)."""
+
+    def __init__(self, error: FetchError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _SSEChannel:
+    """The old HTTP+SSE transport's event stream: one GET held open in a thread while requests are POSTed.
+
+    The stream is read through the store's own guarded exchange (so ``--max-spec-bytes``, ``--timeout``,
+    the spec deadline, the URL guard and cassettes all apply to it as to any answer); each event is
+    handed to the conversation through a queue. Reading stops as soon as the event that ends the
+    conversation has arrived: an error, or a ``tools/list`` result without a next cursor.
+    """
+
+    _END = "end"
+    _ERROR = "error"
+
+    def __init__(self, conv: _Conversation) -> None:
+        self.conv = conv
+        self.items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self.stop = threading.Event()
+        self.waiting: dict[Any, Any] = {}
+        self.ended: Exchange | None = None
+        self.endpoint: str | None = None
+        self._thread: threading.Thread | None = None
+
+    def open(self) -> None:
+        # The spec deadline (a context variable) applies in the reading thread too.
+        ctx = contextvars.copy_context()
+        self._thread = threading.Thread(target=ctx.run, args=(self._read,), name="ramscope-mcp-sse", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        decoder = SSEDecoder()
+
+        def until(piece: bytes) -> bool:
+            for ev in decoder.feed(piece):
+                self.items.put(("event", ev))
+                if _ends_conversation(ev):
+                    self.stop.set()
+            return self.stop.is_set()
+
+        try:
+            ex = self.conv.ctx.exchange(
+                "GET", self.conv.url, headers={"accept": "text/event-stream"}, cache=False, until=until
+            )
+        except BaseException as exc:  # handed to the conversation's thread, which raises it
+            self.items.put((self._ERROR, exc))
+            return
+        self.items.put((self._END, ex))
+
+    def next_item(self, step: str) -> tuple[str, Any]:
+        left = self.conv.time_left()
+        try:
+            return self.items.get(timeout=max(left, 0.0))
+        except queue.Empty:
+            raise FetchTimeoutError(
+                f"MCP {step}: no event on the HTTP+SSE stream within the time allowed "
+                f"(--timeout {self.conv.ctx.settings.timeout:g} s for the whole stream, or --spec-deadline)",
+                url=self.conv.url,
+            ) from None
+
+    def first_event(self) -> tuple[str | None, Exchange | None]:
+        """The ``endpoint`` event's data, or (None, the GET's answer) when the stream is not one."""
+        step = "GET (HTTP+SSE)"
+        while True:
+            kind, item = self.next_item(step)
+            if kind == self._ERROR:
+                raise _with_step(item, step, self.conv.url)
+            if kind == self._END:
+                self.ended = item
+                return None, item
+            ev = item
+            if ev.event == "endpoint":
+                return ev.data, None
+            # The old transport's first event is the endpoint; anything else first is not that transport.
+            if ev.data:
+                return None, None
+
+    def response(self, req_id: int, step: str) -> dict[str, Any]:
+        """The JSON-RPC response to ``req_id`` from the stream (server requests and notifications skipped)."""
+        if req_id in self.waiting:
+            found: dict[str, Any] = self.waiting.pop(req_id)
+            return found
+        while True:
+            if self.ended is not None:
+                raise FetchError(
+                    f"MCP {step}: the HTTP+SSE stream ended ({_describe(self.ended)}) before the response "
+                    f"to request {req_id}",
+                    url=self.conv.url,
+                )
+            kind, item = self.next_item(step)
+            if kind == self._ERROR:
+                raise _with_step(item, step, self.conv.url)
+            if kind == self._END:
+                self.ended = item
+                continue
+            msg = _loads(item.data) if item.data else None
+            if _find_response(msg, req_id) is not None:
+                hit: dict[str, Any] = _find_response(msg, req_id) or {}
+                return hit
+            answer_to_another = isinstance(msg, dict) and "method" not in msg and isinstance(msg.get("id"), int)
+            if answer_to_another and len(self.waiting) < MAX_PAGES:  # kept for its turn
+                assert isinstance(msg, dict)
+                self.waiting[msg["id"]] = msg
+
+    def close(self) -> None:
+        """Stop reading; wait (briefly, bounded) for the GET to be recorded when it has already ended."""
+        self.stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=min(1.0, max(self.conv.time_left(), 0.0)))
+
+
+def _ends_conversation(ev: Any) -> bool:
+    msg = _loads(ev.data) if ev.data else None
+    if not isinstance(msg, dict) or "method" in msg or "id" not in msg:
+        return False
+    if "error" in msg:
+        return True
+    result = msg.get("result")
+    # tools/list results (ids >= 2) without a next page end the listing.
+    return isinstance(result, dict) and "tools" in result and not isinstance(result.get("nextCursor"), str)
+
+
+def _with_step(exc: BaseException, step: str, url: str) -> BaseException:
+    if isinstance(exc, FetchError):
+        return type(exc)(f"MCP {step}: {exc.detail}", url=url)
+    return exc
+
+
 class _Conversation:
     def __init__(self, ctx: FetchContext, url: str) -> None:
         self.ctx = ctx
         self.url = url
         self.steps: list[dict[str, Any]] = []
         self.listed_bytes = 0
+        #: The old HTTP+SSE transport's stream, when the server speaks only that.
+        self.channel: _SSEChannel | None = None
+        self.started = time.monotonic()
+
+    def time_left(self) -> float:
+        """Seconds the conversation may still wait for an event: the stream's --timeout, the spec deadline."""
+        from .http import remaining_time  # noqa: PLC0415
+
+        left = self.ctx.settings.timeout - (time.monotonic() - self.started)
+        spec = remaining_time()
+        return left if spec is None else min(left, spec)
 
     # ---- one exchange
 
@@ -357,6 +505,15 @@ class _Conversation:
 
     def _post(self, step: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[Exchange, Any]:
         req_id = body.get("id")
+        if self.channel is not None and self.channel.endpoint is not None:
+            # HTTP+SSE: the POST is accepted (202) and the response comes on the event stream.
+            ex = self._exchange(
+                step, "POST", self.channel.endpoint, headers={"accept": _ACCEPT_RPC, **headers}, body=dict(body)
+            )
+            if not ex.ok or not isinstance(req_id, int):
+                return ex, None
+            msg = _response(ex, req_id) if ex.body.strip() else None
+            return ex, msg if msg is not None else self.channel.response(req_id, step)
         watcher = _ResponseWatcher(req_id) if isinstance(req_id, int) else None
         ex = self._exchange(
             step, "POST", self.url, headers={"accept": _ACCEPT_RPC, **headers}, body=dict(body), until=watcher
@@ -437,9 +594,13 @@ class _Conversation:
             return _Denied(step, ex)
         if not ex.ok:
             self._note(step, ex, "refused")
-            raise FetchError(
+            error = FetchError(
                 f"MCP {step}: {_describe(ex)}; not an MCP endpoint, or one ramscope cannot speak to", url=self.url
             )
+            if self.channel is None and 400 <= ex.status < 500:
+                # The transports' backwards-compatibility rule: a 4xx to the POST may mean the old HTTP+SSE one.
+                raise _NoStreamableHTTP(error)
+            raise error
         if msg is None or not isinstance(msg.get("result"), dict):
             self._note(step, ex, "no result")
             detail = _error_text(msg) if msg is not None else f"no JSON-RPC response in the answer ({_describe(ex)})"
@@ -474,6 +635,50 @@ class _Conversation:
         finally:
             if session is not None:
                 listing.session_ended = self._end_session(headers)
+
+    def http_sse(self, refused: FetchError) -> _Listing | _Denied:
+        """The old HTTP+SSE transport: GET the URL, read the ``endpoint`` event, POST there, read the stream."""
+        step = "GET (HTTP+SSE)"
+        channel = self.channel = _SSEChannel(self)
+        channel.open()
+        try:
+            data, answer = channel.first_event()
+            if data is None:
+                if answer is not None and answer.status in (401, 403):
+                    self._note(step, answer, "credential demanded")
+                    return _Denied(step, answer)
+                said = _describe(answer) if answer is not None else "an event stream without an endpoint event"
+                self.steps.append(
+                    {
+                        "step": step,
+                        "method": "GET",
+                        "status": answer.status if answer else None,
+                        "outcome": f"not an HTTP+SSE stream ({said})",
+                    }
+                )
+                raise FetchError(
+                    f"{refused.detail}; a GET did not open an HTTP+SSE stream either ({said})", url=self.url
+                )
+            endpoint = urljoin(self.url, data.strip())
+            if _origin(endpoint) != _origin(self.url):
+                raise FetchError(
+                    f"MCP {step}: the endpoint event names {endpoint[:200]!r}, on another origin than the stream; "
+                    "the HTTP+SSE transport keeps both on one origin, so it is refused",
+                    url=self.url,
+                )
+            self.steps.append(
+                {
+                    "step": step,
+                    "method": "GET",
+                    "status": 200,
+                    "media_type": "text/event-stream",
+                    "outcome": "endpoint event: HTTP+SSE transport",
+                }
+            )
+            channel.endpoint = endpoint
+            return self.handshake()
+        finally:
+            channel.close()
 
     def _end_session(self, headers: Mapping[str, str]) -> int | str:
         """DELETE the session; a server that refuses or fails is not an error (it will expire it)."""
@@ -692,12 +897,16 @@ def fetch_mcp(ctx: FetchContext, url: str) -> FetcherResult:
     try:
         outcome = conv.stateless()
     except _FallBack:
-        outcome = conv.handshake()
+        try:
+            outcome = conv.handshake()
+        except _NoStreamableHTTP as refused:
+            outcome = conv.http_sse(refused.error)
     listing = outcome if isinstance(outcome, _Listing) else None
     denied = outcome if isinstance(outcome, _Denied) else None
     capture: dict[str, Any] = {
         "format": CAPTURE_FORMAT,
         "endpoint": url,
+        "transport": "http+sse" if conv.channel is not None and conv.channel.endpoint else "streamable-http",
         "client_capabilities": dict(CLIENT_CAPABILITIES),
         "tools_listed": listing is not None,
         "era": listing.era if listing else None,
