@@ -284,7 +284,8 @@ def test_a_challenge_scope_without_metadata_is_an_inferred_oauth_scheme_of_unkno
     assert scheme.flows == ()  # no authorizationCode invented: privilege.compatible sees "unknown"
     inferred = [d for d in index.diagnostics if d.code == "mcp-oauth-inferred"]
     assert len(inferred) == 1
-    assert "scope=" in inferred[0].message and "read" in inferred[0].message
+    assert "scope=" in inferred[0].message
+    assert "read" in inferred[0].message
     assert index.extra["server_security_source"] == "challenge"
 
 

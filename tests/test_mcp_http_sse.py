@@ -127,9 +127,7 @@ def _stream_app(events: Callable[[str], list[bytes]], *, then: str = "hang") -> 
             await send({"type": "http.response.body", "body": b""})
             return
         host = dict(scope["headers"])[b"host"].decode()
-        await send(
-            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
-        )
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
         for chunk in events(host):
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         for _ in range(100_000):
@@ -161,9 +159,7 @@ def test_a_flooding_stream_is_cut_at_max_spec_bytes(make_settings: MakeSettings)
         _get(make_settings(max_spec_bytes=256 * 1024, timeout=20.0), srv.url("/sse"))
 
 
-def test_a_plain_404_is_still_reported_as_not_an_mcp_endpoint(
-    make_settings: MakeSettings, server: Any
-) -> None:
+def test_a_plain_404_is_still_reported_as_not_an_mcp_endpoint(make_settings: MakeSettings, server: Any) -> None:
     """Neither transport: the initialize refusal is the error, with the GET's answer added."""
     with pytest.raises(FetchError, match=r"MCP initialize: HTTP 404.*GET did not open an HTTP\+SSE stream"):
         _get(make_settings(), server.url("/nothing"))

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from ramscope.errors import SpecError
+from ramscope.resolve import Unresolved, resolve
 from ramscope.specs import FlowKind, SchemeRequirement, SchemeType, SpecIndex, SpecKind, build_index
 from ramscope.specs.mcp import (
     API_KEY_SCHEME,
@@ -17,7 +18,7 @@ from ramscope.specs.mcp import (
     OAUTH_SCHEME,
     server_requirements,
 )
-from tests._specs import make_spec
+from tests._specs import make_spec, rest_operation
 
 URL = "https://mcp.example.com/mcp"
 
@@ -242,9 +243,6 @@ def test_index_round_trips_through_json() -> None:
 
 def test_a_listed_tool_that_needs_a_token_means_others_may_be_hidden() -> None:
     """Issue 14 item 18: one tool declaring oauth2 without noauth: a missing tool may exist behind authorization."""
-    from ramscope.resolve import Unresolved, resolve  # noqa: PLC0415
-    from tests._specs import rest_operation  # noqa: PLC0415
-
     tools = [{"name": "read_notes", "securitySchemes": [{"type": "oauth2", "scopes": ["notes.read"]}]}]
     index = _index(_capture(tools=tools))
     got = resolve(*rest_operation(path="delete_notes", spec_url=URL), index)

@@ -22,6 +22,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
+from starlette.responses import JSONResponse
 
 from ramscope.config import Settings
 from ramscope.resolve import Target, resolve
@@ -370,8 +371,6 @@ def per_tool_auth_server() -> Iterator[ASGIServer]:
 
         @server.custom_route("/.well-known/oauth-protected-resource/mcp", methods=["GET"])
         async def prm(request: Any) -> Any:
-            from starlette.responses import JSONResponse  # noqa: PLC0415
-
             return JSONResponse({"resource": f"{base}/mcp", "scopes_supported": ["admin"]})
 
         return server.streamable_http_app(json_response=True)
@@ -391,7 +390,7 @@ def test_a_tool_missing_from_an_anonymous_list_may_exist_behind_authorization(
     assert "may exist behind it" in got.message
     assert "nearest" not in got.message
     assert "protected-resource-metadata" in got.message
-    assert [d.code for d in got.diagnostics][0] == "mcp-tool-not-listed"
+    assert got.diagnostics[0].code == "mcp-tool-not-listed"
     # A listed tool still resolves, with the metadata's scope.
     assert _tool(index, "lookup_weather").entry.requirements == ((SchemeRequirement(OAUTH_SCHEME, ("admin",)),),)
 

@@ -311,10 +311,10 @@ def _resolve_tool(resource: Resource, operation: Operation, index: SpecIndex) ->
             f"tool {name!r} is not among the tools {index.url} lists to anonymous clients, but the server demands "
             f"authorization ({behind}): the tool may exist behind it, so what it needs is unknown"
         )
-        hint = "check the tool name against the server's documentation" + (
+        listed = "check the tool name against the server's documentation" + (
             f"; if it is mistyped, the nearest listed: {'; '.join(suggestions)}" if suggestions else ""
         )
-        diag = MCP_TOOL_NOT_LISTED(ptr, message, hint=hint, data={"tool": name, "suggestions": list(suggestions)})
+        diag = MCP_TOOL_NOT_LISTED(ptr, message, hint=listed, data={"tool": name, "suggestions": list(suggestions)})
         related = _repoint(index, relevant_diagnostics(index, None), spec_ptr)
         return Unresolved("mcp-tool-not-listed", message, suggestions, (diag, *related))
     # Servers may list more tools to clients that declare capabilities; ramscope declares none.
