@@ -8,14 +8,23 @@ ramscope's own JSON *capture* of it (:data:`CAPTURE_FORMAT`), which the MCP
 adapter (:mod:`ramscope.specs.mcp`) indexes. The conversation::
 
     POST server/discover          MCP-Protocol-Version: 2026-07-28, Mcp-Method, params._meta   (stateless era)
-      └ a 4xx without a modern JSON-RPC error (e.g. 400 "Server not initialized", 404, 405, 401/403):
+      └ a 4xx without a modern JSON-RPC error (e.g. 400 "Server not initialized", 404, 405, 401/403),
+        or a result whose supportedVersions does not name 2026-07-28 (lenient servers answer ``{}``):
         POST initialize           protocolVersion 2025-11-25 offered; 2025-06-18, 2025-03-26, 2024-11-05 accepted
+          └ a 4xx (not 401/403): the old HTTP+SSE transport: GET the URL → ``endpoint`` event (same
+            origin) → the POSTs below go there, answered 202, their responses read from the stream
         POST notifications/initialized                        → 202      (handshake era)
     POST tools/list (+ nextCursor pages, at most MAX_PAGES)   Mcp-Session-Id, MCP-Protocol-Version
     DELETE the session                                        (failure is not an error)
     401/403 → WWW-Authenticate parsed; Protected Resource Metadata (RFC 9728): the challenge's
               resource_metadata, then the path-suffixed well-known URL, then the root one;
-              then the authorization server's metadata (RFC 8414, then OpenID Connect Discovery).
+              then the authorization server's metadata (RFC 8414, then OpenID Connect Discovery);
+              without PRM (404/410 everywhere), the 2025-03-26 discovery: RFC 8414 metadata at
+              the MCP server's origin. Only 404/410 means "not published": any other failure
+              makes the capture's ``auth.metadata_state`` "unknown" and the capture uncacheable.
+
+Every exchange of one conversation, metadata included, is also bounded together by the
+spec deadline (``--spec-deadline``), which the store applies around the fetcher.
 
 Protected-resource metadata is looked for even when the tools were listed
 without a credential: a server may list anonymously and still demand a token

@@ -1,0 +1,61 @@
+"""ramscope as the client under test of the MCP conformance suite (``bench/conformance.py`` drives it).
+
+The suite starts a scenario's server and runs ``python bench/conformance_client.py URL``.
+ramscope's part of the MCP conversation is what ``derive`` does: list the tools (any era or
+transport) and discover the server's authorization; it never obtains a token and never calls
+a tool. This writes a one-access card naming ``URL``'s tool (``RAMSCOPE_TOOL``, default
+``test_tool``), derives it with a private cache, prints the summary, and exits 0 when a report
+was produced (ramscope's own exit code 0 or 3, printed), else with ramscope's code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support.mcpcards import write_mcp_card  # noqa: E402
+
+from ramscope.cli import main  # noqa: E402
+
+
+def run(url: str) -> int:
+    tool = os.environ.get("RAMSCOPE_TOOL", "test_tool")
+    with tempfile.TemporaryDirectory(prefix="ramscope-conformance-") as tmp:
+        card = write_mcp_card(Path(tmp) / "card.json", url, tool, ("END_USER", "AGENT"))
+        out = Path(tmp) / "report.json"
+        code = main(
+            [
+                "--allow-private-network",
+                "--cache-dir",
+                f"{tmp}/cache",
+                "--no-progress",
+                "--timeout",
+                "10",
+                "derive",
+                str(card),
+                "-o",
+                str(out),
+            ]
+        )
+        print(f"ramscope exit code: {code}")
+        if out.exists():
+            report = json.loads(out.read_text("utf-8"))
+            for a in report["accesses"]:
+                print(f"{a['id']}: complete={a['complete']} reason={a['reason']} scopes={a['scopes']}")
+            for d in report["diagnostics"]:
+                if d["code"].startswith("mcp-") or d["severity"] == "error":
+                    print(f"[{d['severity']}] {d['code']}: {d['message'][:300]}")
+    return 0 if code in (0, 3) else code
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: conformance_client.py URL", file=sys.stderr)
+        raise SystemExit(2)
+    raise SystemExit(run(sys.argv[1]))
