@@ -35,6 +35,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,20 +136,23 @@ def _by_design(check: str) -> str | None:
 
 def run_scenario(entry: Path, base: Path, name: str) -> Scenario:
     client = f"{sys.executable} {ROOT / 'bench' / 'conformance_client.py'}"
-    proc = subprocess.run(
-        ["node", str(entry), "client", "--command", client, "--scenario", name, "--timeout", "60000"],
-        cwd=base,
-        env=_node_env(base),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    with tempfile.TemporaryDirectory(prefix="ramscope-conformance-") as tmp:
+        log = Path(tmp) / "client.log"
+        env = {**_node_env(base), "RAMSCOPE_CONFORMANCE_LOG": str(log)}
+        proc = subprocess.run(
+            ["node", str(entry), "client", "--command", client, "--scenario", name, "--timeout", "60000"],
+            cwd=base,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        said = log.read_text("utf-8") if log.exists() else ""
     text = _ANSI.sub("", proc.stdout + proc.stderr)
-    result = Scenario(name, client_output=text)
+    result = Scenario(name, client_output=said + text)
+    result.derived = [line.strip() for line in said.splitlines() if line.startswith(("ramscope exit", "call-as-"))]
     for line in text.splitlines():
-        if line.startswith(("ramscope exit code:", "call-as-")):
-            result.derived.append(line.strip())
         m = _CHECK.search(line)
         if m is None:
             continue

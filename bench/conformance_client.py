@@ -43,14 +43,20 @@ def run(url: str) -> int:
                 str(out),
             ]
         )
-        print(f"ramscope exit code: {code}")
+        lines = [f"ramscope exit code: {code}"]
         if out.exists():
             report = json.loads(out.read_text("utf-8"))
             for a in report["accesses"]:
-                print(f"{a['id']}: complete={a['complete']} reason={a['reason']} scopes={a['scopes']}")
+                lines.append(f"{a['id']}: complete={a['complete']} reason={a['reason']} scopes={a['scopes']}")
             for d in report["diagnostics"]:
                 if d["code"].startswith("mcp-") or d["severity"] == "error":
-                    print(f"[{d['severity']}] {d['code']}: {d['message'][:300]}")
+                    lines.append(f"[{d['severity']}] {d['code']}: {d['message'][:300]}")
+        print("\n".join(lines))
+        # The suite shows a client's output only when it fails: bench/conformance.py reads this file.
+        log = os.environ.get("RAMSCOPE_CONFORMANCE_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write("\n".join(lines) + "\n")
     return 0 if code in (0, 3) else code
 
 

@@ -296,3 +296,35 @@ def test_a_challenge_scope_without_metadata_is_said_in_the_report(server: LocalH
     assert "mcp-oauth-inferred" in _codes(report)
     for access in report["accesses"]:
         assert access["requirements"] in (None, [[{"scheme": OAUTH_SCHEME, "type": "oauth2", "scopes": ["read"]}]])
+
+
+@pytest.mark.parametrize(
+    ("issuer_path", "known"),
+    [("", True), ("/oauth", True), ("http://elsewhere.example/oauth", False)],
+)
+def test_the_origins_metadata_may_name_an_issuer_on_that_origin_only(
+    server: LocalHTTPServer, make_settings: MakeSettings, issuer_path: str, known: bool
+) -> None:
+    """2025-03-26 servers put the issuer under a path (the conformance suite's ``/oauth``): accepted on the
+    same origin; an issuer on another origin is not used, and the requirement is then unknown."""
+    issuer = issuer_path if issuer_path.startswith("http") else server.base_url + issuer_path
+    server.route("/mcp", method="POST", handler=lambda req: Reply(401, b"", {"www-authenticate": "Bearer"}))
+    server.route(
+        "/.well-known/oauth-authorization-server",
+        body=json.dumps(
+            {
+                "issuer": issuer,
+                "authorization_endpoint": server.url("/oauth/authorize"),
+                "token_endpoint": server.url("/oauth/token"),
+                "scopes_supported": ["mcp"],
+            }
+        ).encode(),
+    )
+    with SpecStore(make_settings()) as store:
+        index = build_index(store.get(server.url("/mcp"), kind_hint=SpecKind.MCP), kind_hint=SpecKind.MCP)
+    if known:
+        assert index.extra["server_security_source"] == "authorization-server-metadata"
+        assert [f.kind.value for f in index.scheme_map[OAUTH_SCHEME].flows] == ["authorizationCode"]
+    else:
+        assert index.extra["server_requirements"] is None
+        assert "mcp-metadata-unavailable" in {d.code for d in index.diagnostics}

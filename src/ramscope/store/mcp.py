@@ -649,6 +649,7 @@ class _Conversation:
         """The old HTTP+SSE transport: GET the URL, read the ``endpoint`` event, POST there, read the stream."""
         step = "GET (HTTP+SSE)"
         channel = self.channel = _SSEChannel(self)
+        self.started = time.monotonic()  # the stream is one exchange: its --timeout starts with it
         channel.open()
         try:
             data, answer = channel.first_event()
@@ -789,9 +790,7 @@ class _Conversation:
             # authorization base URL, and its RFC 8414 metadata says which grants and scopes exist.
             issuer = _origin(self.url).rstrip("/")
             asm = self._metadata(
-                [legacy_as_metadata_url(self.url)],
-                _AS_FIELDS,
-                lambda url, doc: _check_issuer(issuer, doc),
+                [legacy_as_metadata_url(self.url)], _AS_FIELDS, lambda url, doc: _check_origin(issuer, doc)
             )
             auth["authorization_server"] = {"issuer": issuer, "discovered_by": "origin (2025-03-26)", **asm}
         else:
@@ -882,6 +881,26 @@ def _check_issuer(issuer: str, doc: Mapping[str, Any]) -> str | None:
         return "it has no 'issuer'"
     if not _same(got, issuer):
         return f"its issuer is {got[:200]!r}, not {issuer!r} (RFC 8414 3.3)"
+    return None
+
+
+def _check_origin(origin: str, doc: Mapping[str, Any]) -> str | None:
+    """The 2025-03-26 metadata at an MCP server's origin: its issuer must be on that origin.
+
+    That revision took the origin as the authorization base URL without naming an issuer, and
+    servers of the time (the conformance suite's among them) put the issuer under a path such
+    as ``/oauth``. The document is the origin's own word, so an issuer there is accepted; one on
+    another origin is not (it would let the server's metadata speak for someone else's).
+    """
+    got = doc.get("issuer")
+    if not isinstance(got, str):
+        return "it has no 'issuer'"
+    try:
+        same = _same(_origin(got), _origin(origin))
+    except ValueError:
+        same = False
+    if not same:
+        return f"its issuer is {got[:200]!r}, not on the MCP server's origin {origin!r}"
     return None
 
 
