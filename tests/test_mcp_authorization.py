@@ -328,3 +328,16 @@ def test_the_origins_metadata_may_name_an_issuer_on_that_origin_only(
     else:
         assert index.extra["server_requirements"] is None
         assert "mcp-metadata-unavailable" in {d.code for d in index.diagnostics}
+
+
+def test_a_bare_bearer_challenge_is_never_silently_an_agent_credential(server: LocalHTTPServer, tmp_path: Path) -> None:
+    """401 ``Bearer`` and no metadata anywhere (conformance ``auth/2025-03-26-oauth-endpoint-fallback``): under
+    2025-03-26 that is OAuth at /authorize and /token (user tokens); elsewhere a static token. Neither identity
+    is taken to fit silently: each access is incomplete or carries identity-compatibility-unknown."""
+    server.route("/mcp", method="POST", handler=lambda req: Reply(401, b"", {"www-authenticate": "Bearer"}))
+    card = write_mcp_card(tmp_path / "card.json", server.url("/mcp"), "anything", ("END_USER", "AGENT"))
+    _, report = _derive(tmp_path, card)
+    for access in report["accesses"]:
+        assert access["requirements"] == [[{"scheme": "mcp-bearer", "type": "unknown", "scopes": []}]]
+        said = {d["code"] for d in report["diagnostics"] if repr(access["id"]) in d["message"]}
+        assert not access["complete"] or "identity-compatibility-unknown" in said, access

@@ -458,10 +458,14 @@ class _Builder:
             evidence += f"; the server says: {said!r}"
         other = next((c for c in self.challenges if c is not self.bearer), None)
         if self.bearer is not None:
+            # Under the 2025-03-26 revision a bare Bearer challenge without metadata *is* OAuth (clients
+            # use /authorize and /token at the origin, which issue user tokens); other servers want a
+            # static token. Nothing tells them apart, so who can obtain the token is unknown.
             scheme = SecurityScheme(
                 BEARER_SCHEME,
-                SchemeType.HTTP,
-                description=f"a Bearer token of unknown issuer ({evidence})",
+                SchemeType.UNKNOWN,
+                description=f"a Bearer token of unknown issuer: an OAuth token from the 2025-03-26 default "
+                f"endpoints (/authorize, /token, for an end user) or a static token ({evidence})",
                 http_scheme="bearer",
                 inferred=True,
             )
