@@ -3,8 +3,9 @@
 The suite starts a scenario's server and runs ``python bench/conformance_client.py URL``.
 ramscope's part of the MCP conversation is what ``derive`` does: list the tools (any era or
 transport) and discover the server's authorization; it never obtains a token and never calls
-a tool. This writes a one-access card naming ``URL``'s tool (``RAMSCOPE_TOOL``, default
-``test_tool``), derives it with a private cache, prints the summary, and exits 0 when a report
+a tool. This writes a card naming ``URL``'s first listed tool (``RAMSCOPE_TOOL`` overrides; a server
+that lists nothing anonymously gets ``test_tool``), with an END_USER and an AGENT access,
+derives it with a private cache (the listing is fetched once), prints the summary, and exits 0 when a report
 was produced (ramscope's own exit code 0 or 3, printed), else with ramscope's code.
 """
 
@@ -22,11 +23,26 @@ sys.path.insert(0, str(ROOT))
 from tests.support.mcpcards import write_mcp_card  # noqa: E402
 
 from ramscope.cli import main  # noqa: E402
+from ramscope.config import Settings  # noqa: E402
+from ramscope.errors import RamscopeError  # noqa: E402
+from ramscope.specs import SpecKind, build_index  # noqa: E402
+from ramscope.store import SpecStore  # noqa: E402
+
+
+def _first_tool(url: str, cache: str) -> str:
+    """The first tool the server lists (the capture is cached for the derive that follows), else a stand-in."""
+    settings = Settings(cache_dir=Path(cache), allow_private_network=True, timeout=10.0)
+    try:
+        with SpecStore(settings) as store:
+            index = build_index(store.get(url, kind_hint=SpecKind.MCP), kind_hint=SpecKind.MCP)
+    except RamscopeError:
+        return "test_tool"
+    return index.operations[0].operation_id if index.operations else "test_tool"
 
 
 def run(url: str) -> int:
-    tool = os.environ.get("RAMSCOPE_TOOL", "test_tool")
     with tempfile.TemporaryDirectory(prefix="ramscope-conformance-") as tmp:
+        tool = os.environ.get("RAMSCOPE_TOOL") or _first_tool(url, f"{tmp}/cache")
         card = write_mcp_card(Path(tmp) / "card.json", url, tool, ("END_USER", "AGENT"))
         out = Path(tmp) / "report.json"
         code = main(
