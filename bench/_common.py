@@ -89,6 +89,8 @@ def spec_path(name: str) -> Path:
         "gmail": lambda: discovery_dir() / "gmail.v1.json",
         # ~100 KB, OpenAPI 3.0 with an oauth2 scheme: the "small spec" of the warm benchmark.
         "graphrbac": lambda: openapi_dir() / "windows.net" / "graphrbac.json",
+        # Microsoft Graph v1.0 (20 MB), which needs the Microsoft Graph permission catalog.
+        "graph-v1": lambda: openapi_dir() / "microsoft.com" / "graph.json",
     }
     if name in paths:
         p = paths[name]()
@@ -151,7 +153,7 @@ class Access:
 
 
 def manifest(name: str, accesses: Sequence[Access]) -> dict[str, Any]:
-    """A bare manifest (CONTRACT.md, shape 3): one resource per spec URL, one operation per access."""
+    """A bare manifest (docs/cli.md, shape 3): one resource per spec URL, one operation per access."""
     resources: dict[str, dict[str, Any]] = {}
     operations: list[dict[str, Any]] = []
     grants: list[dict[str, Any]] = []

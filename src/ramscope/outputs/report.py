@@ -1,4 +1,4 @@
-"""The permission report: typed records and their JSON form (``CONTRACT.md``).
+"""The permission report: typed records and their JSON form (``docs/report.md``).
 
 Fail closed: an access whose permissions could not be derived has
 ``requirements``/``scopes`` of ``None`` (JSON ``null``), never an empty list, and
@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from ramscope._version import __version__
+from ramscope.card import Card
 from ramscope.diagnostics import Diagnostic
 
 __all__ = [
@@ -99,6 +100,14 @@ class AccessRecord:
     choice: Mapping[str, Any] | None = None
     policy: list[dict[str, Any]] = field(default_factory=list)
     footprint: Mapping[str, Any] | None = None
+    #: "spec", "policy", or "catalog:<name>@<version>"; None when no requirements were found.
+    requirements_source: str | None = None
+    #: scope -> the canonical authorization server that grants it.
+    scope_servers: Mapping[str, str] = field(default_factory=dict)
+    #: scope -> the provider's short name for people (catalog permissions).
+    scope_names: Mapping[str, str] = field(default_factory=dict)
+    #: Chosen scopes an administrator of the user's organisation must approve.
+    admin_consent: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +137,10 @@ class AccessRecord:
             "choice": dict(self.choice) if self.choice is not None else None,
             "policy": self.policy,
             "footprint": dict(self.footprint) if self.footprint is not None else None,
+            "requirements_source": self.requirements_source,
+            "scope_servers": dict(self.scope_servers),
+            "scope_names": dict(self.scope_names),
+            "admin_consent": list(self.admin_consent),
         }
 
 
@@ -143,10 +156,18 @@ class IdentityTier:
     blast_radius: int
     method: str
     combinations: int
+    #: Per access: the alternative this tier's set satisfies it with, and whether (and why) that
+    #: differs from the access's own least-privilege choice.
+    choices: list[dict[str, Any]] = field(default_factory=list)
+    #: Each scope and credential of ``scopes``/``credentials``, with the provider's description and
+    #: the accesses of the tier it serves (the alternative the tier's set satisfies for them).
+    permissions: list[dict[str, Any]] = field(default_factory=list)
+    #: False for an invalid card: what was derived from it may be less than it needs.
+    card_valid: bool = True
 
     @property
     def complete(self) -> bool:
-        return not self.incomplete_accesses
+        return self.card_valid and not self.incomplete_accesses
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -160,6 +181,8 @@ class IdentityTier:
             "blast_radius": self.blast_radius,
             "method": self.method,
             "combinations": self.combinations,
+            "choices": self.choices,
+            "permissions": self.permissions,
         }
 
 
@@ -168,10 +191,11 @@ class TierRecord:
     identities: Mapping[str, IdentityTier]
     acknowledgments: list[str]
     confirmations: list[str]
+    card_valid: bool = True
 
     @property
     def complete(self) -> bool:
-        return all(t.complete for t in self.identities.values())
+        return self.card_valid and all(t.complete for t in self.identities.values())
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {name: self.identities[name].to_dict() for name in IDENTITIES}
@@ -192,16 +216,23 @@ class Report:
     tiers: Mapping[str, TierRecord]
     diagnostics: Sequence[tuple[Diagnostic, str | None]]
     policy: Mapping[str, Any] | None = None
+    #: The provider snapshots the derivation used: {"universes": [...], "catalogs": [...]}.
+    providers: Mapping[str, Any] | None = None
+    #: The card derived (not part of the JSON): where each diagnostic is in the file, which access,
+    #: resource or operation it concerns.
+    card: Card | None = field(default=None, compare=False, repr=False)
     #: to_json's result, kept: a batch both writes a report and stores it for reuse.
     _json: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def complete(self) -> bool:
-        return all(a.complete for a in self.accesses)
+        # An invalid card's manifest may say less than the agent does (a duplicate id hides an
+        # access): nothing derived from it can be called complete.
+        return self.card_valid and all(a.complete for a in self.accesses)
 
     @property
     def exit_code(self) -> int:
-        """``CONTRACT.md``: 1 invalid card, 3 derivation incomplete, else 0."""
+        """``docs/report.md``: 1 invalid card, 3 derivation incomplete, else 0."""
         if not self.card_valid:
             return 1
         return 0 if self.complete else 3
@@ -228,6 +259,7 @@ class Report:
             "accesses": [a.to_dict() for a in self.accesses],
             "tiers": {name: self.tiers[name].to_dict() for name in TIERS},
             "policy": dict(self.policy) if self.policy else None,
+            "providers": dict(self.providers) if self.providers else {"universes": [], "catalogs": []},
             "diagnostics": [_diag_dict(d, src) for d, src in self.diagnostics],
         }
 
