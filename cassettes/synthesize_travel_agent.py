@@ -43,7 +43,8 @@ What it holds, and what it does not:
   So the server is synthesized as an API-key server that demands a credential
   before it lists anything: every POST (``server/discover``, then the
   ``initialize`` fallback) answers HTTP 403 with Google's standard error body
-  for a missing key, and both protected-resource metadata URLs answer 404 (it
+  for a missing key, and both protected-resource metadata URLs and the
+  2025-03-26 authorization-server metadata URL on its origin answer 404 (it
   publishes no OAuth metadata for key callers). The tool list itself is not
   synthesized: ramscope then reports ``lookup_weather`` as unverified, with the
   server-wide requirement, an API key, which an AGENT identity can use. The
@@ -64,7 +65,7 @@ from typing import Any
 import orjson
 
 from ramscope.store import Cassette, Interaction
-from ramscope.store.mcp import initialize_request, prm_urls, server_discover_request
+from ramscope.store.mcp import initialize_request, legacy_as_metadata_url, prm_urls, server_discover_request
 
 CALENDAR_URL = "https://www.googleapis.com/discovery/v1/apis/calendar/v3/rest"
 MAPS_MCP_URL = "https://mapstools.googleapis.com/mcp"
@@ -121,7 +122,7 @@ def add_maps_grounding_lite(cassette: Cassette) -> None:
                 extra={"note": f"{step} without an API key: Google's standard 403 for a missing key"},
             )
         )
-    for url in prm_urls(MAPS_MCP_URL):
+    for url in [*prm_urls(MAPS_MCP_URL), legacy_as_metadata_url(MAPS_MCP_URL)]:
         cassette.append(
             Interaction(
                 method="GET",
@@ -133,7 +134,7 @@ def add_maps_grounding_lite(cassette: Cassette) -> None:
                 recorded_at=now,
                 synthesized=True,
                 source=MAPS_SOURCE,
-                extra={"note": "no OAuth protected-resource metadata for API-key callers"},
+                extra={"note": "no OAuth metadata (protected-resource, or the 2025-03-26 origin's) for API-key callers"},
             )
         )
 

@@ -267,3 +267,20 @@ def test_authorization_server_metadata_urls() -> None:
         "https://as/.well-known/oauth-authorization-server",
         "https://as/.well-known/openid-configuration",
     ]
+
+
+@pytest.mark.parametrize("discovered", [{}, {"supportedVersions": "2026-07-28"}, {"supportedVersions": ["2099-01-01"]}])
+def test_a_server_discover_result_without_this_revision_falls_back_to_the_handshake(
+    server: LocalHTTPServer, make_settings: MakeSettings, discovered: dict[str, Any]
+) -> None:
+    """Issue 14 item 3: ``{}`` (the conformance mocks answer any method so) is no proof of 2026-07-28: initialize."""
+
+    def script(msg: dict[str, Any], req: Request) -> Reply:
+        if msg.get("method") == "server/discover":
+            return _result(msg, discovered)
+        return _handshake("2025-11-25")(msg, req)
+
+    capture = _capture(make_settings(), _serve(server, script))
+    assert (capture["era"], capture["protocol_version"]) == ("handshake", "2025-11-25")
+    assert [s["step"] for s in capture["steps"]][:2] == ["server/discover", "initialize"]
+    assert "not a server/discover result" in capture["steps"][0]["outcome"]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from ramscope.errors import SpecError
+from ramscope.resolve import Unresolved, resolve
 from ramscope.specs import FlowKind, SchemeRequirement, SchemeType, SpecIndex, SpecKind, build_index
 from ramscope.specs.mcp import (
     API_KEY_SCHEME,
@@ -17,7 +18,7 @@ from ramscope.specs.mcp import (
     OAUTH_SCHEME,
     server_requirements,
 )
-from tests._specs import make_spec
+from tests._specs import make_spec, rest_operation
 
 URL = "https://mcp.example.com/mcp"
 
@@ -75,8 +76,8 @@ def test_the_challenge_scope_wins_over_scopes_supported() -> None:
     )
     assert server_requirements(index) == ((SchemeRequirement(OAUTH_SCHEME, ("read", "write")),),)
     assert index.extra["server_security_source"] == "challenge"
-    flow_scopes = [s for s, _ in index.scheme_map[OAUTH_SCHEME].flows[0].scopes]
-    assert flow_scopes == ["read", "write", "admin"]
+    # The PRM names an issuer but no AS metadata was obtained: no grant, so no flow, is invented.
+    assert index.scheme_map[OAUTH_SCHEME].flows == ()
 
 
 def test_scopes_supported_when_the_challenge_names_none() -> None:
@@ -88,8 +89,11 @@ def test_scopes_supported_when_the_challenge_names_none() -> None:
     assert index.extra["server_security_source"] == "protected-resource-metadata"
 
 
-def test_unreachable_authorization_server_metadata_infers_authorization_code() -> None:
-    """Without AS metadata: authorization code (OAuth 2.1 + PKCE), inferred, the issuer as token URL, a warning."""
+def test_unreachable_authorization_server_metadata_leaves_the_grants_unknown() -> None:
+    """Without AS metadata: OAuth inferred with no flow (which identity can use it is unknown), a warning.
+
+    Issue 14 item 4: an invented authorization-code flow made AGENT "incompatible" and END_USER "compatible"
+    on no evidence."""
     index = _index(
         _capture(
             listed=False,
@@ -101,7 +105,7 @@ def test_unreachable_authorization_server_metadata_infers_authorization_code() -
     )
     scheme = index.scheme_map[OAUTH_SCHEME]
     assert scheme.inferred
-    assert [(f.kind, f.token_url) for f in scheme.flows] == [(FlowKind.AUTHORIZATION_CODE, "https://as.example.com")]
+    assert scheme.flows == ()
     assert "mcp-as-metadata-unavailable" in [d.code for d in index.diagnostics]
 
 
@@ -136,8 +140,8 @@ def test_grants_become_flows(grants: list[str] | None, kinds: list[FlowKind]) ->
     assert not scheme.inferred
 
 
-def test_grants_ramscope_cannot_map_fall_back_with_a_finding() -> None:
-    """An AS offering only grants outside OAuth 2.1's useful set: authorization code assumed, reported."""
+def test_grants_ramscope_cannot_map_leave_the_flow_unknown_with_a_finding() -> None:
+    """An AS offering only grants outside OAuth 2.1's useful set: no flow assumed, reported."""
     index = _index(
         _capture(
             listed=False,
@@ -153,13 +157,15 @@ def test_grants_ramscope_cannot_map_fall_back_with_a_finding() -> None:
         )
     )
     assert index.scheme_map[OAUTH_SCHEME].inferred
-    assert "invalid-security-scheme" in [d.code for d in index.diagnostics]
+    assert index.scheme_map[OAUTH_SCHEME].flows == ()
+    assert "mcp-as-metadata-unavailable" in [d.code for d in index.diagnostics]
 
 
 @pytest.mark.parametrize(
     ("status", "challenges", "body", "name", "kind", "detail"),
     [
-        (401, _bearer(error="invalid_token"), None, BEARER_SCHEME, SchemeType.HTTP, "bearer"),
+        # 2025-03-26 OAuth with default endpoints, or a static token: which identity can obtain it is unknown.
+        (401, _bearer(error="invalid_token"), None, BEARER_SCHEME, SchemeType.UNKNOWN, "bearer"),
         (401, [{"scheme": "Basic", "params": {"realm": "mcp"}}], None, "mcp-http-basic", SchemeType.HTTP, "basic"),
         (401, [{"scheme": "ApiKey", "params": {"header": "X-Key"}}], None, API_KEY_SCHEME, SchemeType.API_KEY, "X-Key"),
         (403, [], '{"error": "Invalid api_key"}', API_KEY_SCHEME, SchemeType.API_KEY, ""),
@@ -234,3 +240,13 @@ def test_index_round_trips_through_json() -> None:
     back = SpecIndex.from_json(index.to_json())
     assert server_requirements(back) == server_requirements(index) == ((SchemeRequirement(OAUTH_SCHEME, ("s",)),),)
     assert back.extra["tools_listed"] is False
+
+
+def test_a_listed_tool_that_needs_a_token_means_others_may_be_hidden() -> None:
+    """Issue 14 item 18: one tool declaring oauth2 without noauth: a missing tool may exist behind authorization."""
+    tools = [{"name": "read_notes", "securitySchemes": [{"type": "oauth2", "scopes": ["notes.read"]}]}]
+    index = _index(_capture(tools=tools))
+    got = resolve(*rest_operation(path="delete_notes", spec_url=URL), index)
+    assert isinstance(got, Unresolved)
+    assert got.reason == "mcp-tool-not-listed"
+    assert "read_notes" in got.message

@@ -22,6 +22,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
+from starlette.responses import JSONResponse
 
 from ramscope.config import Settings
 from ramscope.resolve import Target, resolve
@@ -221,7 +222,9 @@ def test_per_tool_security_schemes_in_meta_override_the_server(
     assert entry.requirements == ((), (SchemeRequirement(OAUTH_SCHEME, ("places.read",)),))
     scheme = index.scheme_map[OAUTH_SCHEME]
     assert scheme.inferred
-    assert [(f.kind.value, f.scopes) for f in scheme.flows] == [("authorizationCode", (("places.read", ""),))]
+    # No metadata names the grants: no flow is invented, so identity decisions say "unknown" (issue 14 item 4).
+    assert scheme.flows == ()
+    assert "mcp-oauth-inferred" in {d.code for d in index.diagnostics}
 
 
 def test_unknown_tool_is_unresolved_with_suggestions(sse_server: ASGIServer, make_settings: MakeSettings) -> None:
@@ -351,3 +354,52 @@ def test_capture_is_cached_and_replays_from_a_recording(
         again = load_index(url, store, kind_hint=SpecKind.MCP)
     assert again.sha256 == index.sha256
     assert len(sse_server.requests) == before
+
+
+# --------------------------------------------------------------------------- tools hidden behind authorization
+
+
+@pytest.fixture(scope="module")
+def per_tool_auth_server() -> Iterator[ASGIServer]:
+    """Lists tools anonymously but publishes protected-resource metadata: some tools need a token.
+
+    fastmcp's ``require_scopes`` on a tool hides it from anonymous ``tools/list`` this way.
+    """
+
+    def app(base: str) -> ASGIApp:
+        server = _mcp_server()
+
+        @server.custom_route("/.well-known/oauth-protected-resource/mcp", methods=["GET"])
+        async def prm(request: Any) -> Any:
+            return JSONResponse({"resource": f"{base}/mcp", "scopes_supported": ["admin"]})
+
+        return server.streamable_http_app(json_response=True)
+
+    with ASGIServer(app) as srv:
+        yield srv
+
+
+def test_a_tool_missing_from_an_anonymous_list_may_exist_behind_authorization(
+    per_tool_auth_server: ASGIServer, make_settings: MakeSettings
+) -> None:
+    """Issue 14 item 18: not "not an operation ..., nearest: ...", but "may exist behind authorization"."""
+    _, index, _ = _capture(make_settings(), per_tool_auth_server.url("/mcp"))
+    got = resolve(*rest_operation(path="purge_cache", spec_url=index.url), index)
+    assert not isinstance(got, Target)
+    assert got.reason == "mcp-tool-not-listed"
+    assert "may exist behind it" in got.message
+    assert "nearest" not in got.message
+    assert "protected-resource-metadata" in got.message
+    assert got.diagnostics[0].code == "mcp-tool-not-listed"
+    # A listed tool still resolves, with the metadata's scope.
+    assert _tool(index, "lookup_weather").entry.requirements == ((SchemeRequirement(OAUTH_SCHEME, ("admin",)),),)
+
+
+def test_a_tool_offering_noauth_is_no_evidence_of_hidden_tools(
+    sse_server: ASGIServer, make_settings: MakeSettings
+) -> None:
+    """search_places offers noauth: no evidence of hidden tools there, so a typo still gets suggestions."""
+    _, index, _ = _capture(make_settings(), sse_server.url("/mcp"))
+    got = resolve(*rest_operation(path="purge_cache", spec_url=index.url), index)
+    assert not isinstance(got, Target)
+    assert got.reason == "operation-not-found"

@@ -309,4 +309,6 @@ def test_resource_metadata_pointing_inward_is_refused_and_recorded(
     assert tried[0]["outcome"].startswith(f"{code}:")
     assert [t["status"] for t in tried[1:]] == [404, 404]
     index = build_index(spec, kind_hint=SpecKind.MCP)
-    assert index.scheme_map["mcp-bearer"].http_scheme == "bearer"
+    # The server said where its metadata is and it could not be read: unknown, not a bare bearer (issue 14 item 1).
+    assert index.extra["server_requirements"] is None
+    assert "mcp-metadata-unavailable" in {d.code for d in index.diagnostics}

@@ -163,6 +163,14 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         help="total time allowed per exchange (default 30)",
     )
     g.add_argument(
+        "--spec-deadline",
+        type=_positive_float,
+        default=d(300.0),
+        metavar="SECONDS",
+        help="total time allowed for all exchanges of one spec URL, e.g. an MCP server's pages and metadata "
+        "(default 300)",
+    )
+    g.add_argument(
         "--max-spec-bytes",
         type=_positive_int,
         default=d(64 * 1024 * 1024),
@@ -800,6 +808,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         record=args.record,
         allow_private_network=args.allow_private_network,
         timeout=args.timeout,
+        spec_deadline=args.spec_deadline,
         max_spec_bytes=args.max_spec_bytes,
         jobs=args.jobs,
         cache_ttl=args.cache_ttl,

@@ -48,6 +48,9 @@ class Settings:
     allow_private_network: bool = False
     #: Total seconds allowed for one exchange (connect + read included).
     timeout: float = 30.0
+    #: Total seconds allowed for every exchange of one spec URL together: an MCP conversation (every
+    #: tools/list page, the metadata look-ups), a document and its redirects.
+    spec_deadline: float = 300.0
     max_spec_bytes: int = 64 * _MiB
     #: Concurrent fetches.
     jobs: int = 8

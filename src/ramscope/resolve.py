@@ -90,6 +90,13 @@ MCP_TOOL_UNVERIFIED = rule(
     "the server-wide requirement applies.",
     stage=_S,
 )
+MCP_TOOL_NOT_LISTED = rule(
+    "mcp-tool-not-listed",
+    Severity.ERROR,
+    "The MCP server does not list the tool to anonymous clients but demands authorization for some tools: the tool "
+    "may exist behind that authorization, so its requirements are unknown.",
+    stage=_S,
+)
 SKILL_MATCHED_BY_NAME = rule(
     "skill-matched-by-name",
     Severity.WARNING,
@@ -296,6 +303,20 @@ def _resolve_tool(resource: Resource, operation: Operation, index: SpecIndex) ->
         return _target(index, entry, "tool_name_unverified", [note], spec_ptr)
     names = [e.operation_id for e in index.operations]
     suggestions = tuple(_closest(name, names, 3))
+    behind = _authorization_demanded(index)
+    if behind is not None:
+        # A server that protects tools one by one may hide them from anonymous listing (fastmcp's
+        # require_scopes does): absence from the list is no evidence the tool does not exist.
+        message = (
+            f"tool {name!r} is not among the tools {index.url} lists to anonymous clients, but the server demands "
+            f"authorization ({behind}): the tool may exist behind it, so what it needs is unknown"
+        )
+        listed = "check the tool name against the server's documentation" + (
+            f"; if it is mistyped, the nearest listed: {'; '.join(suggestions)}" if suggestions else ""
+        )
+        diag = MCP_TOOL_NOT_LISTED(ptr, message, hint=listed, data={"tool": name, "suggestions": list(suggestions)})
+        related = _repoint(index, relevant_diagnostics(index, None), spec_ptr)
+        return Unresolved("mcp-tool-not-listed", message, suggestions, (diag, *related))
     # Servers may list more tools to clients that declare capabilities; ramscope declares none.
     declared = index.extra.get("client_capabilities")
     hint = (
@@ -305,6 +326,21 @@ def _resolve_tool(resource: Resource, operation: Operation, index: SpecIndex) ->
         else None
     )
     return _not_found(index, f"tool {name!r}", suggestions, ptr, spec_ptr, [], hint=hint)
+
+
+#: Where an anonymously listing MCP server's requirement came from when it names authorization.
+_AUTHORIZATION_SOURCES = frozenset({"protected-resource-metadata", "authorization-server-metadata", "challenge"})
+
+
+def _authorization_demanded(index: SpecIndex) -> str | None:
+    """Why an MCP server that listed its tools is known to demand authorization for some, or None."""
+    source = index.extra.get("server_security_source")
+    if source in _AUTHORIZATION_SOURCES:
+        return f"its {source}"
+    for e in index.operations:
+        if e.security_source == "tool" and e.requirements and () not in e.requirements:
+            return f"tool {e.operation_id!r} declares securitySchemes without noauth"
+    return None
 
 
 def _resolve_skill(resource: Resource, operation: Operation, index: SpecIndex) -> Target | Unresolved:

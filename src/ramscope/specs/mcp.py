@@ -131,8 +131,29 @@ MCP_CREDENTIAL_INFERRED = rule(
 MCP_AS_METADATA_UNAVAILABLE = rule(
     "mcp-as-metadata-unavailable",
     Severity.WARNING,
-    "The authorization server's metadata could not be obtained; authorization code with PKCE is assumed, "
-    "so whether an agent's own identity (client credentials) can be used is unknown.",
+    "The authorization server's metadata could not be obtained, or names no grant ramscope knows: which grants "
+    "it issues, so whether an end user or the agent can obtain its tokens, is unknown.",
+    stage=_S,
+)
+MCP_METADATA_UNAVAILABLE = rule(
+    "mcp-metadata-unavailable",
+    Severity.ERROR,
+    "Looking up the MCP server's authorization metadata failed (not a 404 or 410: a server error, a timeout, "
+    "a refusal, a redirect loop, an unusable document): whether and how its tools need authorization is unknown.",
+    stage=_S,
+)
+MCP_LEGACY_AUTHORIZATION = rule(
+    "mcp-legacy-authorization",
+    Severity.INFO,
+    "The MCP server publishes no protected-resource metadata but serves authorization-server metadata on its "
+    "origin (the 2025-03-26 revision's discovery): its grants and scopes are read from that.",
+    stage=_S,
+)
+MCP_OAUTH_INFERRED = rule(
+    "mcp-oauth-inferred",
+    Severity.WARNING,
+    "The MCP server's Bearer challenge names scopes but no metadata describes its authorization server: OAuth is "
+    "inferred, and which grants it issues (so whether an end user or the agent can use it) is unknown.",
     stage=_S,
 )
 MCP_CONFLICTING_TOOL_SECURITY = rule(
@@ -248,13 +269,35 @@ class _Builder:
         self.prm_url = _str(prm_block.get("url"))
         self.prm_tried = [t for t in _list(prm_block.get("tried")) if isinstance(t, dict)]
         as_block = _dict(auth.get("authorization_server"))
-        self.issuer = _str(as_block.get("issuer"))
         self.asm = _dict(as_block.get("document")) or None
         self.asm_url = _str(as_block.get("url"))
+        #: The authorization server was found at the MCP server's origin (2025-03-26), not named by metadata.
+        self.legacy = _str(as_block.get("discovered_by")).startswith("origin")
+        # An issuer guessed from the origin and not confirmed by a document there is no issuer at all.
+        self.issuer = "" if self.legacy and self.asm is None else _str(as_block.get("issuer"))
+        self.as_tried = [t for t in _list(as_block.get("tried")) if isinstance(t, dict)] if as_block else []
+        self.metadata_unknown = self._metadata_unknown(prm_block, as_block)
         # OAuth scopes met anywhere (metadata, challenge, tools), in order: the scheme's flows list them.
         self.oauth_scopes: dict[str, None] = {}
         self.oauth_used = False
         self.schemes: dict[str, SecurityScheme] = {}
+
+    @staticmethod
+    def _metadata_unknown(prm_block: Mapping[str, Any], as_block: Mapping[str, Any]) -> bool:
+        """Did a metadata look-up fail other than by 404/410? (Captures before ``state`` say it by their tries.)"""
+        given = [_str(b.get("state")) for b in (prm_block, as_block) if b]
+        if any(given):
+            return "unknown" in given
+        for block in (prm_block, as_block):
+            if block and not block.get("document"):
+                tried = [t for t in _list(block.get("tried")) if isinstance(t, dict)]
+                if any(t.get("status") not in (404, 410) for t in tried):
+                    return True
+        return False
+
+    def _tried(self) -> str:
+        tries = [*self.prm_tried, *self.as_tried]
+        return "; ".join(f"{_str(t.get('url'))}: {t.get('status') or ''} {_str(t.get('outcome'))}" for t in tries)
 
     # ---- server-wide
 
@@ -265,6 +308,31 @@ class _Builder:
                 self.oauth_scopes.setdefault(s)
         if self.bearer is not None and self.challenge_scopes:
             return ((self._oauth(self.challenge_scopes),),), "challenge"
+        if self.prm is None and self.legacy and self.asm is not None:
+            scopes = _strings(self.asm.get("scopes_supported"))
+            self.diags.append(
+                MCP_LEGACY_AUTHORIZATION(
+                    "/auth/authorization_server",
+                    "the server publishes no protected-resource metadata but serves authorization-server metadata "
+                    f"on its origin ({self.asm_url}, the 2025-03-26 discovery): "
+                    + (f"its scopes {', '.join(scopes)}" if scopes else "no scopes_supported (a token of no scope)")
+                    + (" are taken as needed to call the tools" if scopes else " is taken as needed"),
+                    data={"affects": "root-security"},
+                )
+            )
+            return ((self._oauth(scopes),),), "authorization-server-metadata"
+        if self.prm is None and self.metadata_unknown:
+            self.diags.append(
+                MCP_METADATA_UNAVAILABLE(
+                    "/auth",
+                    "the server's authorization metadata could not be read (" + self._tried() + "); "
+                    "only 404 or 410 at every well-known location means none is published, so what its tools "
+                    "need is unknown",
+                    hint="run again when the server answers; a failed look-up is never cached",
+                    data={"affects": "root-security"},
+                )
+            )
+            return None, "unknown"
         if self.prm is not None:
             if tools_listed and self.status is None:
                 self.diags.append(
@@ -329,10 +397,10 @@ class _Builder:
                     flows=tuple(flows),
                 )
             self.diags.append(
-                INVALID_SECURITY_SCHEME(
+                MCP_AS_METADATA_UNAVAILABLE(
                     "/auth/authorization_server/document/grant_types_supported",
                     f"the authorization server offers none of the grants ramscope maps ({', '.join(grants)}); "
-                    "authorization code is assumed",
+                    "which identity can obtain its tokens is unknown",
                     data={"scheme": OAUTH_SCHEME},
                 )
             )
@@ -341,17 +409,34 @@ class _Builder:
                 MCP_AS_METADATA_UNAVAILABLE(
                     "/auth/authorization_server",
                     f"the metadata of authorization server {self.issuer} could not be obtained "
-                    "(RFC 8414 and OpenID Connect Discovery URLs tried); authorization code with PKCE is assumed",
+                    "(RFC 8414 and OpenID Connect Discovery URLs tried); which grants it issues, so whether an "
+                    "end user or the agent can obtain its tokens, is unknown",
                     data={"scheme": OAUTH_SCHEME},
                 )
             )
-        # MCP authorization is OAuth 2.1 authorization code + PKCE; the issuer stands in for the
-        # token endpoint so the scope namespace stays the same from run to run.
+        else:
+            self.diags.append(
+                MCP_OAUTH_INFERRED(
+                    "/auth/challenges",
+                    (
+                        "OAuth is inferred from the Bearer challenge's scope= ("
+                        + " ".join(self.challenge_scopes)[:_MAX_EVIDENCE]
+                        + ")"
+                        if self.challenge_scopes
+                        else "OAuth is named by the tools' securitySchemes"
+                    )
+                    + "; no metadata describes the authorization server ("
+                    + (self._tried() or "nothing tried")
+                    + "), so which grants it issues, and whether an end user or the agent can use it, is unknown",
+                    data={"scheme": OAUTH_SCHEME},
+                )
+            )
+        # No metadata names the grants: no flow is invented (an OAuth scheme without flows fits no
+        # identity for sure, so identity decisions say "unknown" rather than guess authorization code).
         return SecurityScheme(
             OAUTH_SCHEME,
             SchemeType.OAUTH2,
-            description="OAuth 2.1 per MCP authorization (inferred: authorization code with PKCE): " + "; ".join(where),
-            flows=(OAuthFlow(FlowKind.AUTHORIZATION_CODE, token_url=self.issuer, scopes=scopes),),
+            description="OAuth per MCP authorization (inferred; grants unknown): " + "; ".join(where),
             inferred=True,
         )
 
@@ -372,10 +457,14 @@ class _Builder:
             evidence += f"; the server says: {said!r}"
         other = next((c for c in self.challenges if c is not self.bearer), None)
         if self.bearer is not None:
+            # Under the 2025-03-26 revision a bare Bearer challenge without metadata *is* OAuth (clients
+            # use /authorize and /token at the origin, which issue user tokens); other servers want a
+            # static token. Nothing tells them apart, so who can obtain the token is unknown.
             scheme = SecurityScheme(
                 BEARER_SCHEME,
-                SchemeType.HTTP,
-                description=f"a Bearer token of unknown issuer ({evidence})",
+                SchemeType.UNKNOWN,
+                description=f"a Bearer token of unknown issuer: an OAuth token from the 2025-03-26 default "
+                f"endpoints (/authorize, /token, for an end user) or a static token ({evidence})",
                 http_scheme="bearer",
                 inferred=True,
             )
@@ -576,7 +665,10 @@ class _Builder:
                 "authorization_server_metadata_url": self.asm_url or None,
                 "grant_types_supported": _strings(asm.get("grant_types_supported")) or None,
                 "token_endpoint": _str(asm.get("token_endpoint")) or None,
+                "authorization_server_discovered_by": "origin (2025-03-26)" if self.legacy and self.asm else None,
+                "metadata_unknown": self.metadata_unknown,
             },
+            "transport": doc.get("transport") if isinstance(doc.get("transport"), str) else "streamable-http",
         }
         return SpecIndex(
             kind=SpecKind.MCP,

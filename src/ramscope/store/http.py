@@ -54,6 +54,8 @@ __all__ = [
     "http2_available",
     "read_body",
     "remaining_time",
+    "spec_deadline",
+    "spec_deadline_passed",
 ]
 
 
@@ -72,9 +74,37 @@ def deadline(seconds: float) -> Iterator[None]:
         _DEADLINE.reset(token)
 
 
+#: The deadline over every exchange of one spec URL (``--spec-deadline``): (monotonic end, seconds).
+_SPEC_DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("ramscope_spec_deadline", default=None)
+
+
+@contextlib.contextmanager
+def spec_deadline(seconds: float) -> Iterator[None]:
+    """Every exchange made for one spec in this thread, together, must finish within ``seconds``.
+
+    Nested inside it, each exchange's own :func:`deadline` still applies; the earlier end wins.
+    """
+    token = _SPEC_DEADLINE.set((time.monotonic() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _SPEC_DEADLINE.reset(token)
+
+
+def spec_deadline_passed() -> float | None:
+    """The ``--spec-deadline`` seconds when the current spec's deadline has passed, else ``None``."""
+    spec = _SPEC_DEADLINE.get()
+    if spec is None or time.monotonic() < spec[0]:
+        return None
+    return spec[1]
+
+
 def remaining_time() -> float | None:
-    """Seconds left before the current deadline; ``None`` when there is none."""
+    """Seconds left before the current deadline (the exchange's or the spec's); ``None`` when there is none."""
     end = _DEADLINE.get()
+    spec = _SPEC_DEADLINE.get()
+    if spec is not None:
+        end = spec[0] if end is None else min(end, spec[0])
     return None if end is None else end - time.monotonic()
 
 

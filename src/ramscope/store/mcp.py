@@ -8,14 +8,23 @@ ramscope's own JSON *capture* of it (:data:`CAPTURE_FORMAT`), which the MCP
 adapter (:mod:`ramscope.specs.mcp`) indexes. The conversation::
 
     POST server/discover          MCP-Protocol-Version: 2026-07-28, Mcp-Method, params._meta   (stateless era)
-      └ a 4xx without a modern JSON-RPC error (e.g. 400 "Server not initialized", 404, 405, 401/403):
+      └ a 4xx without a modern JSON-RPC error (e.g. 400 "Server not initialized", 404, 405, 401/403),
+        or a result whose supportedVersions does not name 2026-07-28 (lenient servers answer ``{}``):
         POST initialize           protocolVersion 2025-11-25 offered; 2025-06-18, 2025-03-26, 2024-11-05 accepted
+          └ a 4xx (not 401/403): the old HTTP+SSE transport: GET the URL → ``endpoint`` event (same
+            origin) → the POSTs below go there, answered 202, their responses read from the stream
         POST notifications/initialized                        → 202      (handshake era)
     POST tools/list (+ nextCursor pages, at most MAX_PAGES)   Mcp-Session-Id, MCP-Protocol-Version
     DELETE the session                                        (failure is not an error)
     401/403 → WWW-Authenticate parsed; Protected Resource Metadata (RFC 9728): the challenge's
               resource_metadata, then the path-suffixed well-known URL, then the root one;
-              then the authorization server's metadata (RFC 8414, then OpenID Connect Discovery).
+              then the authorization server's metadata (RFC 8414, then OpenID Connect Discovery);
+              without PRM (404/410 everywhere), the 2025-03-26 discovery: RFC 8414 metadata at
+              the MCP server's origin. Only 404/410 means "not published": any other failure
+              makes the capture's ``auth.metadata_state`` "unknown" and the capture uncacheable.
+
+Every exchange of one conversation, metadata included, is also bounded together by the
+spec deadline (``--spec-deadline``), which the store applies around the fetcher.
 
 Protected-resource metadata is looked for even when the tools were listed
 without a credential: a server may list anonymously and still demand a token
@@ -35,17 +44,21 @@ failure names the step it happened in.
 
 from __future__ import annotations
 
+import contextvars
+import queue
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import orjson
 
 from .._sse import SSEDecoder, parse_sse
 from .._version import __version__
 from ..documents import CAPTURE_FORMAT
-from ..errors import FetchError, SpecTooLargeError
+from ..errors import FetchError, FetchTimeoutError, SpecTooLargeError
 from ._challenge import Challenge, parse_www_authenticate
 from .fetchers import FetchContext, FetcherResult
 from .keys import canonical_url
@@ -61,6 +74,7 @@ __all__ = [
     "fetch_mcp",
     "initialize_request",
     "initialized_notification",
+    "legacy_as_metadata_url",
     "prm_urls",
     "server_discover_request",
     "tools_list_request",
@@ -86,6 +100,8 @@ _META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _MODERN_REJECTIONS = frozenset({-32020, -32021, -32022})
 _UNSUPPORTED_VERSION = -32022
 _SNIPPET = 2048
+#: The only answers of a well-known URL that mean "nothing is published here".
+_ABSENT = frozenset({404, 410})
 _CLIENT_INFO = {"name": "ramscope", "version": __version__}
 _PRM_FIELDS = (
     "resource",
@@ -174,6 +190,15 @@ def prm_urls(endpoint: str, hint: str | None = None) -> list[str]:
     suffixed = urlunsplit((parts.scheme, parts.netloc, "/.well-known/oauth-protected-resource" + path, parts.query, ""))
     root = urlunsplit((parts.scheme, parts.netloc, "/.well-known/oauth-protected-resource", "", ""))
     return list(dict.fromkeys(u for u in (hint, suffixed, root) if u))
+
+
+def legacy_as_metadata_url(endpoint: str) -> str:
+    """Where a 2025-03-26 server's authorization-server metadata is: RFC 8414's URL at the endpoint's origin.
+
+    That revision had no protected-resource metadata; the MCP server's URL with its
+    path discarded was the authorization base URL (and so the issuer).
+    """
+    return _origin(endpoint).rstrip("/") + "/.well-known/oauth-authorization-server"
 
 
 def as_metadata_urls(issuer: str) -> list[str]:
@@ -317,12 +342,156 @@ class _FallBack(Exception):
     """The stateless attempt says: not a 2026-07-28 server; try the handshake."""
 
 
+class _NoStreamableHTTP(Exception):
+    """initialize was refused with a 4xx: maybe a server of the old HTTP+SSE transport (2024-11-05)."""
+
+    def __init__(self, error: FetchError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _SSEChannel:
+    """The old HTTP+SSE transport's event stream: one GET held open in a thread while requests are POSTed.
+
+    The stream is read through the store's own guarded exchange (so ``--max-spec-bytes``, ``--timeout``,
+    the spec deadline, the URL guard and cassettes all apply to it as to any answer); each event is
+    handed to the conversation through a queue. Reading stops as soon as the event that ends the
+    conversation has arrived: an error, or a ``tools/list`` result without a next cursor.
+    """
+
+    _END = "end"
+    _ERROR = "error"
+
+    def __init__(self, conv: _Conversation) -> None:
+        self.conv = conv
+        self.items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        self.stop = threading.Event()
+        self.waiting: dict[Any, Any] = {}
+        self.ended: Exchange | None = None
+        self.endpoint: str | None = None
+        self._thread: threading.Thread | None = None
+
+    def open(self) -> None:
+        # The spec deadline (a context variable) applies in the reading thread too.
+        ctx = contextvars.copy_context()
+        self._thread = threading.Thread(target=ctx.run, args=(self._read,), name="ramscope-mcp-sse", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        decoder = SSEDecoder()
+
+        def until(piece: bytes) -> bool:
+            for ev in decoder.feed(piece):
+                self.items.put(("event", ev))
+                if _ends_conversation(ev):
+                    self.stop.set()
+            return self.stop.is_set()
+
+        try:
+            ex = self.conv.ctx.exchange(
+                "GET", self.conv.url, headers={"accept": "text/event-stream"}, cache=False, until=until
+            )
+        except BaseException as exc:  # handed to the conversation's thread, which raises it
+            self.items.put((self._ERROR, exc))
+            return
+        self.items.put((self._END, ex))
+
+    def next_item(self, step: str) -> tuple[str, Any]:
+        left = self.conv.time_left()
+        try:
+            return self.items.get(timeout=max(left, 0.0))
+        except queue.Empty:
+            raise FetchTimeoutError(
+                f"MCP {step}: no event on the HTTP+SSE stream within the time allowed "
+                f"(--timeout {self.conv.ctx.settings.timeout:g} s for the whole stream, or --spec-deadline)",
+                url=self.conv.url,
+            ) from None
+
+    def first_event(self) -> tuple[str | None, Exchange | None]:
+        """The ``endpoint`` event's data, or (None, the GET's answer) when the stream is not one."""
+        step = "GET (HTTP+SSE)"
+        while True:
+            kind, item = self.next_item(step)
+            if kind == self._ERROR:
+                raise _with_step(item, step, self.conv.url)
+            if kind == self._END:
+                self.ended = item
+                return None, item
+            ev = item
+            if ev.event == "endpoint":
+                return ev.data, None
+            # The old transport's first event is the endpoint; anything else first is not that transport.
+            if ev.data:
+                return None, None
+
+    def response(self, req_id: int, step: str) -> dict[str, Any]:
+        """The JSON-RPC response to ``req_id`` from the stream (server requests and notifications skipped)."""
+        if req_id in self.waiting:
+            found: dict[str, Any] = self.waiting.pop(req_id)
+            return found
+        while True:
+            if self.ended is not None:
+                raise FetchError(
+                    f"MCP {step}: the HTTP+SSE stream ended ({_describe(self.ended)}) before the response "
+                    f"to request {req_id}",
+                    url=self.conv.url,
+                )
+            kind, item = self.next_item(step)
+            if kind == self._ERROR:
+                raise _with_step(item, step, self.conv.url)
+            if kind == self._END:
+                self.ended = item
+                continue
+            msg = _loads(item.data) if item.data else None
+            if _find_response(msg, req_id) is not None:
+                hit: dict[str, Any] = _find_response(msg, req_id) or {}
+                return hit
+            answer_to_another = isinstance(msg, dict) and "method" not in msg and isinstance(msg.get("id"), int)
+            if answer_to_another and len(self.waiting) < MAX_PAGES:  # kept for its turn
+                assert isinstance(msg, dict)
+                self.waiting[msg["id"]] = msg
+
+    def close(self) -> None:
+        """Stop reading; wait (briefly, bounded) for the GET to be recorded when it has already ended."""
+        self.stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=min(1.0, max(self.conv.time_left(), 0.0)))
+
+
+def _ends_conversation(ev: Any) -> bool:
+    msg = _loads(ev.data) if ev.data else None
+    if not isinstance(msg, dict) or "method" in msg or "id" not in msg:
+        return False
+    if "error" in msg:
+        return True
+    result = msg.get("result")
+    # tools/list results (ids >= 2) without a next page end the listing.
+    return isinstance(result, dict) and "tools" in result and not isinstance(result.get("nextCursor"), str)
+
+
+def _with_step(exc: BaseException, step: str, url: str) -> BaseException:
+    if isinstance(exc, FetchError):
+        return type(exc)(f"MCP {step}: {exc.detail}", url=url)
+    return exc
+
+
 class _Conversation:
     def __init__(self, ctx: FetchContext, url: str) -> None:
         self.ctx = ctx
         self.url = url
         self.steps: list[dict[str, Any]] = []
         self.listed_bytes = 0
+        #: The old HTTP+SSE transport's stream, when the server speaks only that.
+        self.channel: _SSEChannel | None = None
+        self.started = time.monotonic()
+
+    def time_left(self) -> float:
+        """Seconds the conversation may still wait for an event: the stream's --timeout, the spec deadline."""
+        from .http import remaining_time  # noqa: PLC0415
+
+        left = self.ctx.settings.timeout - (time.monotonic() - self.started)
+        spec = remaining_time()
+        return left if spec is None else min(left, spec)
 
     # ---- one exchange
 
@@ -345,6 +514,15 @@ class _Conversation:
 
     def _post(self, step: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[Exchange, Any]:
         req_id = body.get("id")
+        if self.channel is not None and self.channel.endpoint is not None:
+            # HTTP+SSE: the POST is accepted (202) and the response comes on the event stream.
+            ex = self._exchange(
+                step, "POST", self.channel.endpoint, headers={"accept": _ACCEPT_RPC, **headers}, body=dict(body)
+            )
+            if not ex.ok or not isinstance(req_id, int):
+                return ex, None
+            msg = _response(ex, req_id) if ex.body.strip() else None
+            return ex, msg if msg is not None else self.channel.response(req_id, step)
         watcher = _ResponseWatcher(req_id) if isinstance(req_id, int) else None
         ex = self._exchange(
             step, "POST", self.url, headers={"accept": _ACCEPT_RPC, **headers}, body=dict(body), until=watcher
@@ -364,6 +542,13 @@ class _Conversation:
         ex, msg = self._post(step, server_discover_request(), _modern_headers("server/discover"))
         if msg is not None and "result" in msg and ex.ok:
             result = msg["result"] if isinstance(msg["result"], dict) else {}
+            versions = result.get("supportedVersions")
+            if not isinstance(versions, list) or STATELESS_VERSION not in versions:
+                # Some servers answer every unknown method with an empty result (the conformance suite's
+                # mock servers answer ``{}``): only a result naming this revision says the server speaks it.
+                said = "no supportedVersions" if not isinstance(versions, list) else f"supportedVersions {versions!r}"
+                self._note(step, ex, f"not a server/discover result ({said[:200]}): handshake")
+                raise _FallBack
             self._note(step, ex, "stateless server")
             meta = result.get("_meta")
             meta = meta if isinstance(meta, dict) else {}
@@ -372,9 +557,7 @@ class _Conversation:
                 protocol_version=STATELESS_VERSION,
                 server_info=meta.get(_META_SERVER_INFO),
                 server_capabilities=result.get("capabilities"),
-                supported_versions=result.get("supportedVersions")
-                if isinstance(result.get("supportedVersions"), list)
-                else None,
+                supported_versions=versions,
             )
             denied = self._pages(listing, stateless=True)
             return denied or listing
@@ -420,9 +603,13 @@ class _Conversation:
             return _Denied(step, ex)
         if not ex.ok:
             self._note(step, ex, "refused")
-            raise FetchError(
+            error = FetchError(
                 f"MCP {step}: {_describe(ex)}; not an MCP endpoint, or one ramscope cannot speak to", url=self.url
             )
+            if self.channel is None and 400 <= ex.status < 500:
+                # The transports' backwards-compatibility rule: a 4xx to the POST may mean the old HTTP+SSE one.
+                raise _NoStreamableHTTP(error)
+            raise error
         if msg is None or not isinstance(msg.get("result"), dict):
             self._note(step, ex, "no result")
             detail = _error_text(msg) if msg is not None else f"no JSON-RPC response in the answer ({_describe(ex)})"
@@ -457,6 +644,51 @@ class _Conversation:
         finally:
             if session is not None:
                 listing.session_ended = self._end_session(headers)
+
+    def http_sse(self, refused: FetchError) -> _Listing | _Denied:
+        """The old HTTP+SSE transport: GET the URL, read the ``endpoint`` event, POST there, read the stream."""
+        step = "GET (HTTP+SSE)"
+        channel = self.channel = _SSEChannel(self)
+        self.started = time.monotonic()  # the stream is one exchange: its --timeout starts with it
+        channel.open()
+        try:
+            data, answer = channel.first_event()
+            if data is None:
+                if answer is not None and answer.status in (401, 403):
+                    self._note(step, answer, "credential demanded")
+                    return _Denied(step, answer)
+                said = _describe(answer) if answer is not None else "an event stream without an endpoint event"
+                self.steps.append(
+                    {
+                        "step": step,
+                        "method": "GET",
+                        "status": answer.status if answer else None,
+                        "outcome": f"not an HTTP+SSE stream ({said})",
+                    }
+                )
+                raise FetchError(
+                    f"{refused.detail}; a GET did not open an HTTP+SSE stream either ({said})", url=self.url
+                )
+            endpoint = urljoin(self.url, data.strip())
+            if _origin(endpoint) != _origin(self.url):
+                raise FetchError(
+                    f"MCP {step}: the endpoint event names {endpoint[:200]!r}, on another origin than the stream; "
+                    "the HTTP+SSE transport keeps both on one origin, so it is refused",
+                    url=self.url,
+                )
+            self.steps.append(
+                {
+                    "step": step,
+                    "method": "GET",
+                    "status": 200,
+                    "media_type": "text/event-stream",
+                    "outcome": "endpoint event: HTTP+SSE transport",
+                }
+            )
+            channel.endpoint = endpoint
+            return self.handshake()
+        finally:
+            channel.close()
 
     def _end_session(self, headers: Mapping[str, str]) -> int | str:
         """DELETE the session; a server that refuses or fails is not an error (it will expire it)."""
@@ -543,7 +775,6 @@ class _Conversation:
             if bearer is not None:
                 hint = bearer.params.get("resource_metadata") or None
         prm = self._metadata(
-            "protected-resource metadata",
             prm_urls(self.url, hint),
             _PRM_FIELDS,
             lambda url, doc: _check_resource(self.url, url, doc),
@@ -552,25 +783,35 @@ class _Conversation:
         servers = (prm.get("document") or {}).get("authorization_servers")
         if isinstance(servers, list) and servers and isinstance(servers[0], str):
             issuer = servers[0]
+            asm = self._metadata(as_metadata_urls(issuer), _AS_FIELDS, lambda url, doc: _check_issuer(issuer, doc))
+            auth["authorization_server"] = {"issuer": issuer, "discovered_by": "protected-resource-metadata", **asm}
+        elif prm["state"] == "absent":
+            # The 2025-03-26 revision had no protected-resource metadata: the MCP server's origin is the
+            # authorization base URL, and its RFC 8414 metadata says which grants and scopes exist.
+            issuer = _origin(self.url).rstrip("/")
             asm = self._metadata(
-                "authorization-server metadata",
-                as_metadata_urls(issuer),
-                _AS_FIELDS,
-                lambda url, doc: _check_issuer(issuer, doc),
+                [legacy_as_metadata_url(self.url)], _AS_FIELDS, lambda url, doc: _check_origin(issuer, doc)
             )
-            auth["authorization_server"] = {"issuer": issuer, **asm}
+            auth["authorization_server"] = {"issuer": issuer, "discovered_by": "origin (2025-03-26)", **asm}
         else:
             auth["authorization_server"] = None
+        states = [prm["state"]] + ([auth["authorization_server"]["state"]] if auth["authorization_server"] else [])
+        # Known only when every well-known location either answered or said 404/410.
+        auth["metadata_state"] = "unknown" if "unknown" in states else "known"
         return auth
 
     def _metadata(
         self,
-        what: str,
         urls: list[str],
         fields: tuple[str, ...],
         check: Callable[[str, dict[str, Any]], str | None],
     ) -> dict[str, Any]:
-        """GET each URL until one holds valid metadata; every attempt is recorded, none is fatal."""
+        """GET each URL until one holds valid metadata; every attempt is recorded, none is fatal.
+
+        ``state`` is ``found``, ``absent`` (every URL said 404 or 410: none is published) or
+        ``unknown`` (some URL failed otherwise: a 5xx, a timeout, a refusal, a redirect loop, a
+        document that cannot be used). Only ``absent`` may be read as "no metadata".
+        """
         tried: list[dict[str, Any]] = []
         for url in urls:
             try:
@@ -579,9 +820,8 @@ class _Conversation:
                 tried.append({"url": url, "status": None, "outcome": f"{exc.code}: {exc.detail}"[:300]})
                 continue
             if not ex.ok:
-                tried.append(
-                    {"url": url, "status": ex.status, "outcome": "not found" if ex.status == 404 else "refused"}
-                )
+                gone = ex.status in _ABSENT
+                tried.append({"url": url, "status": ex.status, "outcome": "not found" if gone else "refused"})
                 continue
             doc = _loads(ex.body)
             if not isinstance(doc, dict):
@@ -592,8 +832,9 @@ class _Conversation:
                 tried.append({"url": url, "status": ex.status, "outcome": f"not used: {problem}"})
                 continue
             tried.append({"url": url, "status": ex.status, "outcome": "used"})
-            return {"tried": tried, "url": url, "document": _subset(doc, fields)}
-        return {"tried": tried, "url": None, "document": None}
+            return {"tried": tried, "url": url, "document": _subset(doc, fields), "state": "found"}
+        absent = all(t["status"] in _ABSENT for t in tried)
+        return {"tried": tried, "url": None, "document": None, "state": "absent" if absent else "unknown"}
 
 
 def _modern_headers(method: str) -> dict[str, str]:
@@ -643,6 +884,26 @@ def _check_issuer(issuer: str, doc: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _check_origin(origin: str, doc: Mapping[str, Any]) -> str | None:
+    """The 2025-03-26 metadata at an MCP server's origin: its issuer must be on that origin.
+
+    That revision took the origin as the authorization base URL without naming an issuer, and
+    servers of the time (the conformance suite's among them) put the issuer under a path such
+    as ``/oauth``. The document is the origin's own word, so an issuer there is accepted; one on
+    another origin is not (it would let the server's metadata speak for someone else's).
+    """
+    got = doc.get("issuer")
+    if not isinstance(got, str):
+        return "it has no 'issuer'"
+    try:
+        same = _same(_origin(got), _origin(origin))
+    except ValueError:
+        same = False
+    if not same:
+        return f"its issuer is {got[:200]!r}, not on the MCP server's origin {origin!r}"
+    return None
+
+
 def _subset(doc: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
     """The fields ramscope reads, when they have the right shape (strings, lists of strings, booleans)."""
     out: dict[str, Any] = {}
@@ -664,12 +925,16 @@ def fetch_mcp(ctx: FetchContext, url: str) -> FetcherResult:
     try:
         outcome = conv.stateless()
     except _FallBack:
-        outcome = conv.handshake()
+        try:
+            outcome = conv.handshake()
+        except _NoStreamableHTTP as refused:
+            outcome = conv.http_sse(refused.error)
     listing = outcome if isinstance(outcome, _Listing) else None
     denied = outcome if isinstance(outcome, _Denied) else None
     capture: dict[str, Any] = {
         "format": CAPTURE_FORMAT,
         "endpoint": url,
+        "transport": "http+sse" if conv.channel is not None and conv.channel.endpoint else "streamable-http",
         "client_capabilities": dict(CLIENT_CAPABILITIES),
         "tools_listed": listing is not None,
         "era": listing.era if listing else None,
@@ -692,4 +957,11 @@ def fetch_mcp(ctx: FetchContext, url: str) -> FetcherResult:
     provenance: dict[str, Any] = {"mcp_tools_listed": listing is not None}
     if listing is not None:
         provenance.update(mcp_era=listing.era, mcp_protocol_version=listing.protocol_version, mcp_pages=listing.pages)
-    return FetcherResult(body=body, media_type="application/json", final_url=url, provenance=provenance)
+    headers: dict[str, str] = {}
+    if capture["auth"]["metadata_state"] == "unknown":
+        # A failed look-up is not an answer: cached, it would outlive the server's repair.
+        provenance["mcp_metadata_unknown"] = True
+        headers["cache-control"] = "no-store"
+    return FetcherResult(
+        body=body, media_type="application/json", final_url=url, headers=headers, provenance=provenance
+    )

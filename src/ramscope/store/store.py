@@ -465,6 +465,7 @@ class SpecStore:
             if isinstance(modified := entry.meta.get("last_modified"), str):
                 send_headers["if-modified-since"] = modified
             conditional = "if-none-match" in send_headers or "if-modified-since" in send_headers
+        _check_spec_deadline(str(checked.url))
         ex = self._perform(method, checked, send_headers, content, until, diags)
         now = self._clock()
         if ex.status == 304 and conditional and entry is not None:
@@ -541,7 +542,10 @@ class SpecStore:
         cached = self._cached_document(url, kind_hint, diags)
         if cached is not None:
             return cached
-        ex = self.exchange("GET", url, headers={"accept": _ACCEPT})
+        from .http import spec_deadline  # noqa: PLC0415
+
+        with spec_deadline(self.settings.spec_deadline):
+            ex = self.exchange("GET", url, headers={"accept": _ACCEPT})
         if not ex.ok:
             where = f" (at {ex.final_url})" if ex.final_url != ex.url else ""
             raise FetchError(f"HTTP {ex.status} {ex.reason}".rstrip() + where, url=url)
@@ -648,8 +652,11 @@ class SpecStore:
                 diags.append(STALE_SPEC("", f"offline: using the cached capture of {url}, past its freshness"))
             ex = self._from_entry(entry, diags, extra)
             return self._spec_from(url, kind, ex, str(entry.meta.get("media_type") or ex.media_type))
+        from .http import spec_deadline  # noqa: PLC0415
+
         ctx = FetchContext(self, url, kind)
-        result: FetcherResult = fetcher(ctx, url)
+        with spec_deadline(self.settings.spec_deadline):
+            result: FetcherResult = fetcher(ctx, url)
         if not result.body:
             raise FetchError(f"the {kind.value} fetcher obtained nothing", url=url)
         for e in ctx.exchanges:
@@ -783,13 +790,12 @@ class SpecStore:
         from .http import read_body  # noqa: PLC0415
 
         request = client.build_request(method, checked.url, headers=headers, content=content)
-        too_slow = f"no complete response within {self.settings.timeout:g} s (--timeout)"
         try:
             response = client.send(request, stream=True)
         except AddressBlockedError as exc:
             raise BlockedURLError(str(exc), url=asked) from None
         except httpx.TimeoutException:
-            raise FetchTimeoutError(too_slow, url=asked) from None
+            raise FetchTimeoutError(self._too_slow(), url=asked) from None
         except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
             # httpx parses a redirect's Location inside send() even when it follows none, and a stranger's
             # `https:x`, `http:\\h/x` or `http://xn--/` raises InvalidURL or an IDNA (Unicode) error there.
@@ -811,7 +817,7 @@ class SpecStore:
             else:
                 body, complete = read_body(response, limit=self.settings.max_spec_bytes, until=until, digest=digest)
         except httpx.TimeoutException:
-            raise FetchTimeoutError(too_slow, url=asked) from None
+            raise FetchTimeoutError(self._too_slow(), url=asked) from None
         except httpx.HTTPError as exc:
             raise FetchError(f"the connection failed while reading: {exc}", url=asked) from None
         except FetchError as exc:
@@ -844,6 +850,14 @@ class SpecStore:
             provenance=provenance,
             digest="" if redirect else digest.hexdigest(),
         )
+
+    def _too_slow(self) -> str:
+        from .http import spec_deadline_passed  # noqa: PLC0415
+
+        spent = spec_deadline_passed()
+        if spent is not None:
+            return _spec_deadline_message(spent)
+        return f"no complete response within {self.settings.timeout:g} s (--timeout)"
 
     def _http(self) -> httpx.Client:
         from http.cookiejar import CookieJar, DefaultCookiePolicy  # noqa: PLC0415
@@ -1116,6 +1130,19 @@ def _note_location(response: httpx.Response) -> None:
     location = response.headers.get("location")
     if location is not None:
         response.request.extensions[_LOCATION_NOTE] = location
+
+
+def _spec_deadline_message(seconds: float) -> str:
+    return f"the exchanges for this spec took longer than {seconds:g} s in all (--spec-deadline)"
+
+
+def _check_spec_deadline(url: str) -> None:
+    """No new request once the spec's deadline has passed (the cache may still answer)."""
+    from .http import spec_deadline_passed  # noqa: PLC0415
+
+    spent = spec_deadline_passed()
+    if spent is not None:
+        raise FetchTimeoutError(_spec_deadline_message(spent), url=url)
 
 
 def _drain(response: httpx.Response) -> bytes:
