@@ -29,7 +29,7 @@ import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .._parse import read_bytes
 from ..errors import InputError
@@ -264,7 +264,7 @@ def _parse_rule(raw: Any, where: str, bad: Any) -> Rule:
             raise bad(f"{where}/{name}", f"{name} must be {_type_name(p.types)}, not a boolean")
         if not isinstance(v, p.types):
             raise bad(f"{where}/{name}", f"{name} must be {_type_name(p.types)}")
-        if p.item is not None and not all(isinstance(x, p.item) for x in v):
+        if p.item is not None and not all(isinstance(x, p.item) for x in cast(list[Any], v)):
             raise bad(f"{where}/{name}", f"{name} must be a list of {_type_name(p.item)}s")
         if isinstance(v, int) and not isinstance(v, bool) and v < 0:
             raise bad(f"{where}/{name}", f"{name} must not be negative")
