@@ -26,6 +26,7 @@ from .card import Card, load_card
 from .config import Settings
 from .diagnostics import Diagnostic, Severity, has_errors, rule
 from .errors import FetchError, InputError, RamscopeError, SpecError
+from .governance.skills import find_skill_extension
 from .manifest import (
     AccessNecessity,
     IdentityType,
@@ -41,6 +42,7 @@ from .outputs.report import (
     AccessRecord,
     IdentityTier,
     Report,
+    SkillRecord,
     SpecRecord,
     StoredReport,
     TierRecord,
@@ -400,6 +402,7 @@ class _CardRun:
                 what = f"access {pin.access!r}" if pin.access else f"operation {pin.operation!r}"
                 self.diags.append((PIN_UNUSED("", f"policy pin for {what} matched nothing in this card"), None))
         tiers = self._tiers(outcomes)
+        skills = self._skills(outcomes)
         specs = self._spec_records()
         names = ((r.id, r.display_name, r.loc.of("display_name")) for r in m.resources)
         self.diags.extend((d, None) for d in display_name_diagnostics(names, [s.to_dict() for s in specs]))
@@ -413,7 +416,27 @@ class _CardRun:
             tiers=tiers,
             diagnostics=list(dict.fromkeys(self.diags)),
             policy=self.policy.to_dict() if (self.policy.pins or self.policy.exclude or self.policy.prefer) else None,
+            skills=skills,
         )
+
+    def _skills(self, outcomes: Sequence[_Outcome]) -> dict[str, SkillRecord] | None:
+        """Each mapped skill's own cumulative tiers, solved over that skill's accesses alone."""
+        sets, _ = find_skill_extension(self.card)
+        if sets is None:
+            return None
+        out: dict[str, SkillRecord] = {}
+        for s in sets.skills:
+            if s.skill_id in out:
+                continue  # mapped twice: a validation error; the first mapping is used
+            wanted = set(s.resource_accesses)
+            mine = [o for o in outcomes if o.access.id in wanted]
+            known = {o.access.id for o in outcomes}
+            out[s.skill_id] = SkillRecord(
+                accesses=[o.access.id for o in mine],
+                tiers=self._tiers(mine),
+                unknown_accesses=[a for a in s.resource_accesses if a not in known],
+            )
+        return out
 
     # ---------------------------------------------------------------- specs
 
