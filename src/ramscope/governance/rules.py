@@ -265,7 +265,7 @@ def _parse_rule(raw: Any, where: str, bad: Any) -> Rule:
         if not isinstance(v, p.types):
             raise bad(f"{where}/{name}", f"{name} must be {_type_name(p.types)}")
         if p.item is not None and not all(isinstance(x, p.item) for x in cast(list[Any], v)):
-            raise bad(f"{where}/{name}", f"{name} must be a list of {_type_name(p.item)}s")
+            raise bad(f"{where}/{name}", f"{name} must be a list of {_ITEM_NAMES.get(p.item, p.item.__name__)}")
         if isinstance(v, int) and not isinstance(v, bool) and v < 0:
             raise bad(f"{where}/{name}", f"{name} must not be negative")
         if p.choices:
@@ -289,6 +289,9 @@ def _check_kind(kind: str, params: dict[str, Any], where: str, bad: Any) -> None
                 raise bad(f"{where}/effects", f"effect {x!r}: expected write or destructive")
     if kind == "universe-scopes" and not params["scopes"] and params["min_operations"] is None:
         raise bad(where, "a universe-scopes rule names 'scopes' (globs) or 'min_operations', or both")
+
+
+_ITEM_NAMES: Mapping[type, str] = {str: "strings", int: "whole numbers"}
 
 
 def _type_name(t: type | tuple[type, ...]) -> str:
