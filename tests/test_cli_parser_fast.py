@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ramscope.cli import build_parser
+from ramscope.cli import COMMANDS, build_parser
 
 ARGVS = [
     ["derive", "card.json"],
@@ -17,6 +17,11 @@ ARGVS = [
     ["schema", "report"],
     ["validate", "a.json", "--format", "sarif"],
     ["consent", "c.json", "--format", "html", "-o", "out.html"],
+    ["consent", "c.json", "--skill", "book-trip"],
+    ["derive", "c.json", "--skill", "book-trip"],
+    ["check", "a.json", "b.json", "--rules", "org.toml", "--format", "sarif", "-o", "out.sarif"],
+    ["export", "c.json", "--format", "cedar", "--schema", "s.cedarschema", "--skill", "s"],
+    ["compare", "a.json", "b.json", "c.json", "--rank", "--format", "json"],
 ]
 
 
@@ -36,4 +41,4 @@ def test_the_subcommand_parses_as_with_every_subcommand(argv: list[str]) -> None
 )
 def test_anything_unclear_gets_the_full_parser(argv: list[str]) -> None:
     choices = build_parser(argv)._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert len(choices) == 7
+    assert len(choices) == len(COMMANDS)
