@@ -183,6 +183,7 @@ def test_derive_skill(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     assert list(doc["skills"]) == ["book-trip"]
     assert main([*g, "derive", "--skill", "destination-brief", "--format", "text", str(TRAVEL_SKILLS)]) == 0
     out = capsys.readouterr().out
+    assert "[skill destination-brief]" in out
     assert "lookup-weather" in out
     assert "create-personal" not in out
 
