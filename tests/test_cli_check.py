@@ -88,7 +88,7 @@ def test_sarif_is_valid_and_points_at_the_card_lines(
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
         assert r["level"] == "error"
         loc = r["locations"][0]
-        assert loc["physicalLocation"]["artifactLocation"]["uri"] == str(TRAVEL)
+        assert loc["physicalLocation"]["artifactLocation"]["uri"] == TRAVEL.as_uri()
         line = loc["physicalLocation"]["region"]["startLine"]
         assert r["properties"]["access"] in text[line - 1] + text[line]
         assert loc["logicalLocations"][0]["fullyQualifiedName"].startswith("/resourceAccessManifest/resource_accesses/")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from pathlib import Path, PurePath
 from typing import Any
 
 from .._text import for_terminal
@@ -51,18 +52,26 @@ def render_text(results: Sequence[CardResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _uri(source: str) -> str:
+    """A SARIF artifact URI: a relative path as given (code scanning resolves it against the
+    repository root), an absolute one as a file: URI."""
+    path = PurePath(source)
+    return Path(source).as_uri() if path.is_absolute() else path.as_posix()
+
+
 def render_sarif(results: Sequence[CardResult], rules: RuleSet) -> dict[str, Any]:
     index = {r.id: i for i, r in enumerate(rules.rules)}
     level = {"error": "error", "warning": "warning", "note": "note"}
     artifacts: list[dict[str, Any]] = []
     out: list[dict[str, Any]] = []
     for art, res in enumerate(results):
-        artifact: dict[str, Any] = {"location": {"uri": res.card}}
+        uri = _uri(res.card)
+        artifact: dict[str, Any] = {"location": {"uri": uri}}
         if res.sha256:
             artifact["hashes"] = {"sha-256": res.sha256}
         artifacts.append(artifact)
         for f in res.findings:
-            physical: dict[str, Any] = {"artifactLocation": {"uri": res.card, "index": art}}
+            physical: dict[str, Any] = {"artifactLocation": {"uri": uri, "index": art}}
             if f.position.line is not None:
                 physical["region"] = {"startLine": f.position.line, "startColumn": f.position.column or 1}
             item: dict[str, Any] = {
