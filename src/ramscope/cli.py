@@ -34,6 +34,7 @@ from .validate import validate
 
 if TYPE_CHECKING:
     from .derive import Engine
+    from .governance.locate import Locator
 
 __all__ = [
     "EXIT_DIFF_NEW_PERMISSIONS",
@@ -534,7 +535,7 @@ def _run_diff(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- governance
 
 
-def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tuple[dict[str, Any], Any]], int]:
+def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tuple[dict[str, Any], Locator]], int]:
     """Each CARD's report (derived, or a saved report read as it is) and a locator into its card.
 
     Governance reads reports; this is where the CLI obtains them. Unreadable inputs are said on
@@ -543,7 +544,7 @@ def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tupl
     from .governance.locate import Locator  # noqa: PLC0415
     from .outputs.diff import check_report_shape  # noqa: PLC0415
 
-    out: list[tuple[dict[str, Any], Any]] = []
+    out: list[tuple[dict[str, Any], Locator]] = []
     worst = EXIT_OK
     with _engine(args) as engine:
         for path in expand_card_args(paths):
