@@ -89,6 +89,8 @@ def spec_path(name: str) -> Path:
         "gmail": lambda: discovery_dir() / "gmail.v1.json",
         # ~100 KB, OpenAPI 3.0 with an oauth2 scheme: the "small spec" of the warm benchmark.
         "graphrbac": lambda: openapi_dir() / "windows.net" / "graphrbac.json",
+        # Microsoft Graph v1.0 (20 MB), which needs the Microsoft Graph permission catalog.
+        "graph-v1": lambda: openapi_dir() / "microsoft.com" / "graph.json",
     }
     if name in paths:
         p = paths[name]()

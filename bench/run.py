@@ -12,6 +12,8 @@ Benchmarks (``bench/README.md`` describes the method and the latest numbers):
   batch    4. 1 to 10,000 generated cards over 50 shared real specs: time and peak RSS
   fetch    5. 20 specs behind 200 ms latency, --jobs 1 vs --jobs 8
   memory   6. peak RSS of a cold derive against Graph beta vs holding its parsed JSON
+  tier     7. the per-tier optimiser's bounded fallback, 200 to 5,000 accesses
+  providers 8. cards that need a permission universe (Google) or a catalog (Graph): warm vs cold
 
 Every figure is the median of at least 5 runs, measured in the same invocation as its
 baseline and interleaved with it; ratios, not absolute times, are what the targets judge.
@@ -38,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, SRC, Context, Missing, Spawner, Target, table
 
-BENCHMARKS = ("cold", "warm", "naive", "batch", "fetch", "memory")
+BENCHMARKS = ("cold", "warm", "naive", "batch", "fetch", "memory", "tier", "providers")
 RESULTS = REPO / "bench" / "results.json"
 
 
@@ -133,6 +135,8 @@ def _run(name: str, ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Targe
         "batch": _batch,
         "fetch": _fetch,
         "memory": _memory,
+        "tier": _tier,
+        "providers": _providers,
     }
     return runners[name](ctx)
 
@@ -170,6 +174,20 @@ def _fetch(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
 
     section, targets = bench_fetch.run(ctx)
     return {"fetch": section}, targets
+
+
+def _tier(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    import bench_tier
+
+    section, targets = bench_tier.run(ctx)
+    return {"tier": section}, targets
+
+
+def _providers(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    import bench_providers
+
+    section, targets = bench_providers.run(ctx)
+    return {"providers": section}, targets
 
 
 def _num(v: float) -> str:

@@ -96,7 +96,7 @@ def test_gmail_send_picks_gmail_send(derive: Callable[..., Report], spec_server:
     assert a.scopes == [GMAIL + "send"]
     assert a.blast_radius is not None
     assert a.blast_radius["granted_operations"] == 1
-    assert a.choice == {"method": "least-privilege", "ambiguous": False, "candidates": []}
+    assert a.choice == {"method": "least-privilege", "ambiguous": False, "candidates": [], "rivals": []}
     assert "ambiguous-scope-choice" not in _diag_codes(r)
     # The add-on scope is excluded by the default policy, and the report says so.
     assert a.alternatives is not None

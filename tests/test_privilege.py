@@ -17,6 +17,7 @@ from ramscope.privilege import (
     choose_least_privilege,
     combined_blast_radius,
     compatible,
+    fits,
     solve_tier,
 )
 from ramscope.specs.model import (
@@ -180,14 +181,14 @@ def test_incomparable_minima_are_reported_as_rivals() -> None:
     assert sorted(alt.scopes[0] for alt, _ in choice.rivals) == ["file", "photos"]
 
 
-def test_equal_grant_sets_are_not_ambiguous() -> None:
-    """Two scopes granting exactly the same operations are equivalent, not a dilemma."""
+def test_equal_grant_sets_are_ambiguous_and_listed() -> None:
+    """Two scopes granting the same operations here may differ elsewhere: the tie is said, the rival named."""
     idx = index(op("a", ["x"], ["y"]), op("b", ["x"], ["y"]))
     g = SpecGrants(idx)
     choice = choose_least_privilege(g, g.alternatives(idx.operations[0]))
     assert choice is not None
     assert choice.alternative.scopes == ["x"]
-    assert choice.rivals == ()
+    assert [alt.scopes for alt, _ in choice.rivals] == [["y"]]
 
 
 # --------------------------------------------------------------------------- per tier
@@ -304,3 +305,76 @@ def test_per_access_choice_is_subset_minimal(inst: tuple[SpecIndex, list[int], l
             assert not (m != choice.granted and m & choice.granted == m)
         # The access's own operation is always granted by its choice.
         assert choice.granted >> a & 1
+
+
+# --------------------------------------------------------------------------- alternatives and identities
+
+
+KEY = SecurityScheme("app-key", SchemeType.API_KEY, api_key_in="header", api_key_name="Client-Id")
+CERT = SecurityScheme("cert", SchemeType.MUTUAL_TLS)
+USER = oauth("user", FlowKind.AUTHORIZATION_CODE)
+APP = oauth("app", FlowKind.CLIENT_CREDENTIALS)
+PASSWORD = oauth("pw", FlowKind.PASSWORD)
+NO_FLOWS = SecurityScheme("bare", SchemeType.OAUTH2)
+UNKNOWN = SecurityScheme("mystery", SchemeType.UNKNOWN)
+SCHEMES = {s.name: s for s in (KEY, CERT, USER, APP, PASSWORD, NO_FLOWS, UNKNOWN)}
+
+
+@pytest.mark.parametrize(
+    ("terms", "end_user", "agent"),
+    [
+        (["user"], True, False),
+        (["user", "app-key"], True, False),  # the user's token plus the client's own key
+        (["user", "cert"], True, False),
+        (["app"], False, True),
+        (["app", "app-key"], False, True),
+        (["app-key"], False, True),
+        (["user", "app"], False, False),  # two tokens at once: neither identity holds both
+        (["pw"], False, False),
+        (["user", "pw"], False, False),
+        (["bare"], False, False),  # OAuth whose flows nobody named: fitness cannot be shown
+        (["mystery"], False, False),
+        (["ghost"], False, False),  # undefined scheme
+        (["app", "ghost"], False, False),
+    ],
+)
+def test_alternatives_fit_identities(terms: list[str], end_user: bool, agent: bool) -> None:
+    """END_USER: a delegated term, the rest delegated or the client's own credentials. AGENT: all its own."""
+    alt = tuple(SchemeRequirement.of(t) for t in terms)
+    assert fits(alt, SCHEMES, IdentityType.END_USER).ok is end_user
+    assert fits(alt, SCHEMES, IdentityType.AGENT).ok is agent
+
+
+def test_an_unfit_alternative_says_why() -> None:
+    why = fits((SchemeRequirement.of("ghost"),), SCHEMES, IdentityType.AGENT).why
+    assert "not defined" in why
+    assert "unknown kind" in fits((SchemeRequirement.of("mystery"),), SCHEMES, IdentityType.END_USER).why
+
+
+def test_universe_joins_specs_and_counts_shared_operations_once() -> None:
+    """A method both a spec and the universe know is one operation of the grant space."""
+    from ramscope.privilege import GrantSpace
+    from ramscope.providers.universe import Universe
+
+    token = "https://oauth2.googleapis.com/token"
+    google = "https://accounts.google.com"
+    u = Universe(
+        name="g",
+        server=google,
+        version="1",
+        source={},
+        apis=("a", "b"),
+        ops=("a.x", "a.y", "b.z"),
+        op_api=(0, 0, 1),
+        alternatives=((frozenset({(google, "wide")}), (0, 1, 2)), (frozenset({(google, "narrow")}), (0,))),
+    )
+    idx = index(op("a.x", ["wide"], ["narrow"]), op("a.new", ["narrow"]), schemes=(oauth(token=token),))
+    g = SpecGrants(idx)
+    space = GrantSpace([g], [u])
+    wide = g.atoms_of((SchemeRequirement.of("oauth", ["wide"]),))
+    narrow = g.atoms_of((SchemeRequirement.of("oauth", ["narrow"]),))
+    assert space.granted(wide).bit_count() == 3  # a.x (shared), a.y, b.z
+    assert space.granted(narrow).bit_count() == 2  # a.x (shared), a.new (only in the spec: newer)
+    choice = choose_least_privilege(space, g.alternatives(idx.operations[0]), api="a")
+    assert choice is not None
+    assert choice.alternative.scopes == ["narrow"]

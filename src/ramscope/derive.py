@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import reuse
+from . import providers, reuse
 from ._parse import CARD_LIMITS, read_bytes
 from .card import Card, load_card
 from .config import Settings
@@ -52,15 +52,19 @@ from .privilege import (
     AMBIGUOUS,
     Alternative,
     Atom,
+    Choice,
+    GrantSpace,
     SpecGrants,
     TierProblem,
     choose_least_privilege,
-    compatible,
+    fits,
     solve_tier,
 )
+from .providers.catalog import Catalog, CatalogEntry
+from .providers.universe import Universe, UniverseError
 from .resolve import Target, Unresolved, resolve, spec_url_for, unresolved_for_error
 from .specs import load_index
-from .specs.model import SchemeRequirement, SchemeType, SpecIndex, SpecKind
+from .specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecIndex, SpecKind
 from .store import SpecStore, kind_for_protocol, spec_refs
 from .store.model import FetchedSpec, rfc3339
 from .validate import check_spec_url, validate
@@ -80,10 +84,22 @@ ACCESS_UNDETERMINED = rule(
     "An access was resolved but its permissions cannot be determined (undeclared or unusable security).",
     stage=_S,
 )
-IDENTITY_UNKNOWN = rule(
-    "identity-compatibility-unknown",
+CATALOG_NO_ENTRY = rule(
+    "catalog-no-entry",
+    Severity.INFO,
+    "The spec declares no security and the provider's permission catalog lists no permission for this operation.",
+    stage=_S,
+)
+CATALOG_LEAST_DIFFERS = rule(
+    "catalog-least-differs",
+    Severity.INFO,
+    "The provider marks other permissions least privileged than the narrowest by grant set; the marked one is used.",
+    stage=_S,
+)
+UNIVERSE_UNREADABLE = rule(
+    "universe-refresh-unreadable",
     Severity.WARNING,
-    "The chosen alternative uses a scheme whose kind is unknown, so fitness for the identity is unchecked.",
+    "A refreshed permission universe in the cache could not be read; the shipped snapshot was used.",
     stage=_S,
 )
 PIN_NOT_ALTERNATIVE = rule(
@@ -176,6 +192,12 @@ class Engine:
         #: reuse.spec_state of each spec asked for in this run.
         self._states: dict[tuple[str, SpecKind | None], str] = {}
         self._run_key: str | None = None
+        #: canonical server -> its permission universe (refreshed in the cache, else shipped), or None.
+        self._universes: dict[str, Universe | None] = {}
+        #: Why a refreshed universe was not used, per server (said on every card that uses the server).
+        self.universe_problems: dict[str, str] = {}
+        self._spaces: dict[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], GrantSpace] = {}
+        self._enriched: dict[tuple[str, str, str], SpecIndex] = {}
 
     def __enter__(self) -> Engine:
         return self
@@ -253,8 +275,19 @@ class Engine:
 
     def _key(self, label: str, sha: str) -> str:
         if self._run_key is None:
-            self._run_key = reuse.run_key(self.settings, self.policy)
+            self._run_key = reuse.run_key(self.settings, self.policy, self._provider_versions())
         return reuse.card_key(self._run_key, label, sha)
+
+    def _provider_versions(self) -> dict[str, str]:
+        """The shipped snapshots' versions, and those of universes refreshed into the cache."""
+        from .refresh import NAMESPACE, version_key  # noqa: PLC0415
+
+        out = dict(providers.snapshot_versions())
+        for name, _ in providers.UNIVERSES.values():
+            refreshed = self.store.get_artifact(NAMESPACE, version_key(name))
+            if refreshed is not None:
+                out[f"universe:{name}:refreshed"] = refreshed.decode("utf-8", "replace")
+        return out
 
     def _entry(self, label: str, sha: str) -> reuse.Entry | None:
         """The stored report of this card file, if any, not yet checked."""
@@ -339,6 +372,63 @@ class Engine:
             g = self._grants[key] = SpecGrants(index)
         return g
 
+    def universe(self, server: str) -> Universe | None:
+        """The permission universe of canonical ``server``: a refresh in the cache, else the shipped one."""
+        if server not in self._universes:
+            self._universes[server] = self._load_universe(server)
+        return self._universes[server]
+
+    def _load_universe(self, server: str) -> Universe | None:
+        hit = providers.UNIVERSES.get(server)
+        if hit is None:
+            return None
+        from .refresh import NAMESPACE  # noqa: PLC0415 - only for servers that have a universe
+
+        data = self.store.get_artifact(NAMESPACE, hit[0])
+        if data is not None:
+            from .providers.universe import decode  # noqa: PLC0415
+
+            try:
+                u = decode(data)
+                if u.server == server:
+                    return u
+                self.universe_problems[server] = f"the refreshed universe names server {u.server!r}"
+            except UniverseError as exc:
+                self.universe_problems[server] = str(exc)
+        return providers.shipped_universe(server)
+
+    def space(self, grants: Sequence[SpecGrants], universes: Sequence[Universe]) -> GrantSpace:
+        """The grant space of these specs and universes (shared by every card with the same ones)."""
+        key = (
+            tuple(sorted((g.index.url, g.index.sha256) for g in grants)),
+            tuple(sorted(f"{u.server}@{u.version}" for u in universes)),
+        )
+        sp = self._spaces.get(key)
+        if sp is None:
+            ordered = sorted(grants, key=lambda g: (g.index.url, g.index.sha256))
+            sp = self._spaces[key] = GrantSpace(ordered, sorted(universes, key=lambda u: u.server))
+        return sp
+
+    def enriched(self, index: SpecIndex, cat: Catalog) -> SpecIndex:
+        """``index`` with the catalog's schemes beside its own, so its requirements can name them."""
+        key = (index.url, index.sha256, cat.label)
+        hit = self._enriched.get(key)
+        if hit is None:
+            hit = self._enriched[key] = replace(index, schemes=(*index.schemes, *cat.schemes))
+        return hit
+
+    def catalog_for(self, res: Resource, index: SpecIndex) -> Catalog | None:
+        """The catalog a policy names for the resource, else the one serving the spec's servers."""
+        named = self.policy.catalog_named_for(res.id)
+        if named == "none":
+            return None
+        if named:
+            return providers.catalog(named)
+        servers = index.extra.get("servers")
+        if not isinstance(servers, list) or not servers:
+            return None
+        return providers.catalog_for_servers([providers.normalise_url(str(u)) for u in servers])
+
 
 def derive(
     card: Card | str | os.PathLike[str] | Mapping[str, Any],
@@ -369,6 +459,23 @@ class _Outcome:
     record: AccessRecord
     grants: SpecGrants | None = None
     candidates: tuple[Alternative, ...] = ()
+    #: The access's own least-privilege choice, when it has one.
+    own: Alternative | None = None
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A resolved access waiting for the card's grant space before its choice is made."""
+
+    access: ResourceAccess
+    key: str
+    base: dict[str, Any]
+    resource: Resource
+    operation: Operation
+    found: Target
+    #: Where its requirements come from: "spec", or the catalog that supplied them.
+    catalog: Catalog | None = None
+    catalog_entry: CatalogEntry | None = None
 
 
 class _CardRun:
@@ -396,7 +503,10 @@ class _CardRun:
         self.diags.extend((d, None) for d in card_diags)
         m = self.card.manifest
         self.engine.prefetch(_spec_urls(self.card))
-        outcomes = [self._access(i, a) for i, a in enumerate(m.resource_accesses)]
+        first = [self._access(i, a) for i, a in enumerate(m.resource_accesses)]
+        pending = [p for p in first if isinstance(p, _Pending)]
+        self.space = self._space(pending)
+        outcomes = [self._resolved(p) if isinstance(p, _Pending) else p for p in first]
         for i, pin in enumerate(self.policy.pins):
             if i not in self.used_pins:
                 what = f"access {pin.access!r}" if pin.access else f"operation {pin.operation!r}"
@@ -415,7 +525,10 @@ class _CardRun:
             accesses=[o.record for o in outcomes],
             tiers=tiers,
             diagnostics=list(dict.fromkeys(self.diags)),
-            policy=self.policy.to_dict() if (self.policy.pins or self.policy.exclude or self.policy.prefer) else None,
+            policy=self.policy.to_dict()
+            if (self.policy.pins or self.policy.exclude or self.policy.prefer or self.policy.catalog_for)
+            else None,
+            providers=self._providers(pending),
             skills=skills,
         )
 
@@ -437,6 +550,37 @@ class _CardRun:
                 unknown_accesses=[a for a in s.resource_accesses if a not in known],
             )
         return out
+
+    # ---------------------------------------------------------------- grant space
+
+    def _space(self, pending: Sequence[_Pending]) -> GrantSpace:
+        """The card's grant space: its resolved specs, and the universe of every server their
+        alternatives name (and of every catalog that supplied requirements)."""
+        grants: dict[tuple[str, str], SpecGrants] = {}
+        servers: set[str] = set()
+        universes: dict[str, Universe] = {}
+        for p in pending:
+            g = self.engine.grants(p.found.index)
+            grants[(g.index.url, g.index.sha256)] = g
+            for alt in g.alternatives(p.found.entry):
+                servers.update(atom.namespace for atom in alt.atoms if atom.is_scope)
+            if p.catalog is not None:
+                universes[p.catalog.label] = p.catalog.universe
+        for server in sorted(servers):
+            u = self.engine.universe(server)
+            if u is not None:
+                universes[u.server] = u
+                problem = self.engine.universe_problems.get(server)
+                if problem:
+                    self.diags.append((UNIVERSE_UNREADABLE("", f"{server}: {problem}"), None))
+        return self.engine.space(list(grants.values()), list(universes.values()))
+
+    def _providers(self, pending: Sequence[_Pending]) -> dict[str, Any]:
+        catalogs = {p.catalog.label: p.catalog.summary() for p in pending if p.catalog is not None}
+        return {
+            "universes": [u.summary() for u in self.space.universes if not u.server.startswith("catalog:")],
+            "catalogs": [catalogs[k] for k in sorted(catalogs)],
+        }
 
     # ---------------------------------------------------------------- specs
 
@@ -494,7 +638,7 @@ class _CardRun:
 
     # ---------------------------------------------------------------- accesses
 
-    def _access(self, i: int, a: ResourceAccess) -> _Outcome:
+    def _access(self, i: int, a: ResourceAccess) -> _Outcome | _Pending:
         m = self.card.manifest
         op = m.operation(a.operation)
         res = m.resource(op.resource) if op is not None else None
@@ -535,7 +679,38 @@ class _CardRun:
             self.diags.extend((d, None) for d in found.diagnostics)
             return self._unresolved(a, key, base, found.reason, found.message, found.suggestions)
         self.diags.extend((d, None) for d in found.diagnostics)
-        return self._resolved(a, key, base, res, op, found)
+        pending = _Pending(a, key, base, res, op, found)
+        if found.entry.requirements is None and not index.security_declared:
+            self._from_catalog(pending)
+        return pending
+
+    def _from_catalog(self, p: _Pending) -> None:
+        """Where the spec declares no security, the provider's catalog may say (never a parent path)."""
+        cat = self.engine.catalog_for(p.resource, p.found.index)
+        if cat is None:
+            return
+        entry = p.found.entry
+        hit = cat.lookup(entry.method, entry.path) if entry.method and entry.path else None
+        if hit is None:
+            self.diags.append(
+                (
+                    CATALOG_NO_ENTRY(
+                        p.access.loc.pointer,
+                        f"access {p.access.id!r}: {cat.label} lists no permission for {entry.method} {entry.path}; "
+                        "its permissions stay undetermined",
+                        data={"catalog": cat.label},
+                    ),
+                    None,
+                )
+            )
+            return
+        hit = providers.catalog_requirements(cat, hit, accounts=self.policy.graph_accounts)
+        p.catalog, p.catalog_entry = cat, hit
+        p.found = replace(
+            p.found,
+            index=self.engine.enriched(p.found.index, cat),
+            entry=replace(entry, requirements=hit.requirements, security_source=cat.label),
+        )
 
     def _unresolved(
         self,
@@ -568,11 +743,11 @@ class _CardRun:
         )
         return _Outcome(a, key, record)
 
-    def _resolved(
-        self, a: ResourceAccess, key: str, base: dict[str, Any], res: Resource, op: Operation, found: Target
-    ) -> _Outcome:
+    def _resolved(self, p: _Pending) -> _Outcome:
+        a, key, base, op, found = p.access, p.key, p.base, p.operation, p.found
         index, entry = found.index, found.entry
         grants = self.engine.grants(index)
+        space = self.space
         target = _target_dict(found)
         requirements = _requirements_json(index, entry.requirements)
         effects: list[dict[str, Any]] = []
@@ -581,9 +756,12 @@ class _CardRun:
         all_alts: list[dict[str, Any]] = []
         reason: tuple[str, str] | None = None
         method = "least-privilege"
+        source = p.catalog.label if p.catalog is not None else "spec"
         if pin is not None:
             candidates = [self._pinned_alternative(a, grants, entry.requirements, pin, effects)]
             method = "pinned"
+            if entry.requirements is None:
+                source = "policy"
         elif entry.requirements is None:
             candidates = []
             reason = (
@@ -595,7 +773,7 @@ class _CardRun:
             candidates = [Alternative(frozenset(), ())]
             method = "none-required"
         else:
-            candidates, all_alts, reason = self._filter(a, grants, grants.alternatives(entry), effects)
+            candidates, all_alts, reason = self._filter(a, grants, grants.alternatives(entry), effects, p)
             if candidates and any(not alt.atoms for alt in candidates):
                 method = "anonymous-allowed"
         record_kw: dict[str, Any] = {
@@ -605,13 +783,17 @@ class _CardRun:
             "requirements": requirements if entry.requirements is not None or pin is not None else None,
             "alternatives": all_alts or None,
             "policy": effects,
+            "requirements_source": source if entry.requirements is not None or pin is not None else None,
         }
         if pin is not None and entry.requirements is None:
             record_kw["requirements"] = [[_term_json(index, t) for t in candidates[0].terms]]
         if index.kind is SpecKind.A2A:
             # Whatever the access itself needs, a reviewer must see what delegating to the agent exposes.
             record_kw["footprint"] = self._footprint(a, index)
-        choice = choose_least_privilege(grants, candidates) if candidates else None
+        api = _api_of(space, entry)
+        choice = choose_least_privilege(space, candidates, api=api) if candidates else None
+        if choice is not None and p.catalog_entry is not None and pin is None:
+            choice, method = self._provider_least(p, space, candidates, choice, api, method, effects)
         if choice is None:
             code, message = reason or ("no-compatible-alternative", "no usable alternative")
             self.diags.append(
@@ -629,34 +811,19 @@ class _CardRun:
                 (
                     AMBIGUOUS(
                         a.loc.pointer,
-                        f"access {a.id!r}: the narrowest alternatives grant incomparable sets of operations: "
+                        f"access {a.id!r}: the narrowest alternatives grant equal or incomparable sets of "
+                        "operations across their authorization servers: "
                         + ", ".join(names)
-                        + f"; picked {names[0]} (smallest grant set, then fewest scopes, then name)",
+                        + f"; picked {names[0]} (smallest grant set, then scopes of the access's own API, "
+                        "then fewest scopes, then name)",
                         data={"candidates": names},
                     ),
                     None,
                 )
             )
-        if (
-            any(
-                grants.index.scheme_map.get(t.scheme) is None
-                or grants.index.scheme_map[t.scheme].type is SchemeType.UNKNOWN
-                for t in alt.terms
-            )
-            and pin is None
-        ):
-            self.diags.append(
-                (
-                    IDENTITY_UNKNOWN(
-                        a.loc.pointer,
-                        f"access {a.id!r}: the scheme(s) {', '.join(t.scheme for t in alt.terms)} are of unknown kind; "
-                        f"whether {_enum_name(a.identity_used)} can use them is unchecked",
-                    ),
-                    None,
-                )
-            )
-        granted = choice.granted
-        examples = [o.key for o in grants.operations_in(granted, limit=20)]
+        local = grants.granted(alt.atoms)
+        examples = [o.key for o in grants.operations_in(local, limit=20)]
+        universes = sorted({u.name for u in space.universes if _touches(u, alt)})
         record = AccessRecord(
             **base,
             **record_kw,
@@ -665,18 +832,65 @@ class _CardRun:
             credentials=_credentials(alt.atoms),
             scope_descriptions=_descriptions(index, alt),
             blast_radius={
-                "granted_operations": granted.bit_count(),
+                "granted_operations": local.bit_count(),
                 "spec_operations": grants.n_ops,
                 "protected_operations": grants.protected_count,
                 "granted": examples,
+                "universe_operations": choice.granted.bit_count(),
+                "universes": universes,
+                "outside_spec": space.outside(choice.granted, grants),
             },
             choice={
                 "method": method,
                 "ambiguous": bool(choice.rivals),
                 "candidates": [_alt_label(r) for r, _ in choice.rivals],
+                "rivals": [_rival(r, m, choice.granted) for r, m in choice.rivals],
             },
+            scope_servers={atom.scope: atom.namespace for atom in sorted(alt.atoms) if atom.is_scope},
+            scope_names=_scope_names(p, alt),
+            admin_consent=_admin_consent(p, alt),
         )
-        return _Outcome(a, key, record, grants, tuple(candidates))
+        return _Outcome(a, key, record, grants, tuple(candidates), alt)
+
+    def _provider_least(
+        self,
+        p: _Pending,
+        space: GrantSpace,
+        candidates: Sequence[Alternative],
+        choice: Choice,
+        api: str | None,
+        method: str,
+        effects: list[dict[str, Any]],
+    ) -> tuple[Choice, str]:
+        """Where the provider marks permissions least privileged for this endpoint and scheme, choose
+        among those by grant set; say so when the unrestricted lattice would have chosen otherwise."""
+        entry = p.catalog_entry
+        assert entry is not None
+        marked = [
+            alt
+            for alt in candidates
+            if alt.terms and all(t.scopes and set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms)
+        ]
+        if not marked:
+            return choice, method
+        best = choose_least_privilege(space, marked, api=api)
+        assert best is not None
+        effects.append({"effect": "provider-least", "scopes": sorted({s for m in marked for s in m.scopes})})
+        if best.alternative.atoms != choice.alternative.atoms:
+            self.diags.append(
+                (
+                    CATALOG_LEAST_DIFFERS(
+                        p.access.loc.pointer,
+                        f"access {p.access.id!r}: the provider marks {', '.join(_alt_label(m) for m in marked)} least "
+                        f"privileged for {entry.method} {entry.path}; the narrowest by grant set is "
+                        f"{_alt_label(choice.alternative)} ({choice.granted.bit_count()} operations, against "
+                        f"{best.granted.bit_count()}); the provider's mark is used",
+                        data={"marked": [m.scopes for m in marked], "lattice": choice.alternative.scopes},
+                    ),
+                    None,
+                )
+            )
+        return best, "provider-least"
 
     def _footprint(self, a: ResourceAccess, index: SpecIndex) -> dict[str, Any] | None:
         """What delegating to a remote agent exposes: its own manifest, derived in turn."""
@@ -805,25 +1019,27 @@ class _CardRun:
         grants: SpecGrants,
         alternatives: list[Alternative],
         effects: list[dict[str, Any]],
+        pending: _Pending | None = None,
     ) -> tuple[list[Alternative], list[dict[str, Any]], tuple[str, str] | None]:
         """Identity and policy filtering; every alternative is listed with why it was kept or not."""
         identity = a.identity_used
         listed: list[dict[str, Any]] = []
         usable: list[Alternative] = []
         incompatible = excluded = 0
+        whys: list[str] = []
         for alt in alternatives:
             entry: dict[str, Any] = {
                 "scopes": alt.scopes,
                 "credentials": _credentials(alt.atoms),
                 "granted_operations": grants.granted(alt.atoms).bit_count(),
+                "universe_operations": self.space.granted(alt.atoms).bit_count(),
             }
-            fits = [compatible(grants.index.scheme_map.get(t.scheme), identity) for t in alt.terms]
-            if identity is IdentityType.IDENTITY_TYPE_UNSPECIFIED:
-                ok = False
-                entry["compatible"] = None
-            else:
-                ok = all(f is not False for f in fits)
-                entry["compatible"] = ok if all(f is not None for f in fits) else (None if ok else False)
+            fit = fits(alt.terms, grants.index.scheme_map, identity)
+            ok = fit.ok
+            entry["compatible"] = None if identity is IdentityType.IDENTITY_TYPE_UNSPECIFIED else ok
+            if not ok:
+                entry["why_not"] = fit.why
+                whys.append(fit.why)
             hit = next((g for s in alt.scopes if (g := self.policy.excluded_by(s))), None)
             entry["excluded_by"] = hit
             listed.append(entry)
@@ -848,13 +1064,17 @@ class _CardRun:
                     ),
                 )
             kinds = sorted({t.scheme for alt in alternatives for t in alt.terms})
+            notes = list(pending.catalog_entry.notes) if pending and pending.catalog_entry else []
             return (
                 [],
                 listed,
                 (
                     "no-compatible-alternative",
-                    f"no alternative fits identity {identity.name} (schemes: {', '.join(kinds)})"
-                    + (f"; {excluded} more excluded by policy" if excluded else ""),
+                    f"no alternative fits identity {identity.name} (schemes: {', '.join(kinds)}"
+                    + (f"; {'; '.join(sorted(set(whys)))}" if whys else "")
+                    + ")"
+                    + (f"; {excluded} more excluded by policy" if excluded else "")
+                    + "".join(f"; {n}" for n in notes),
                 ),
             )
         preferred = [alt for alt in usable if self.policy.preferred(alt.scopes)]
@@ -866,7 +1086,7 @@ class _CardRun:
     # ---------------------------------------------------------------- tiers
 
     def _tiers(self, outcomes: Sequence[_Outcome]) -> dict[str, TierRecord]:
-        all_grants = list({(g.index.url, g.index.sha256): g for o in outcomes if (g := o.grants)}.values())
+        space = self.space
         m = self.card.manifest
         bases: dict[str, frozenset[Atom]] = {name: frozenset() for name in IDENTITIES}
         prev_scopes: dict[str, set[str]] = {name: set() for name in IDENTITIES}
@@ -876,9 +1096,12 @@ class _CardRun:
             per_identity: dict[str, IdentityTier] = {}
             for ident in IDENTITIES:
                 mine = [o for o in members if o.access.identity_used.name == ident]
-                problems = [TierProblem(o.key, o.grants, o.candidates) for o in mine if o.record.complete and o.grants]
+                problems = [
+                    TierProblem(o.key, o.grants, o.candidates, o.own) for o in mine if o.record.complete and o.grants
+                ]
                 incomplete = [o.access.id for o in members if not o.record.complete and _identity_bucket(o) == ident]
-                sol = solve_tier(problems, bases[ident], all_grants)
+                below = bases[ident]
+                sol = solve_tier(problems, below, space)
                 bases[ident] = sol.atoms
                 scopes = sorted({a.scope for a in sol.atoms if a.is_scope})
                 per_identity[ident] = IdentityTier(
@@ -891,6 +1114,7 @@ class _CardRun:
                     blast_radius=sol.blast_radius,
                     method=sol.method,
                     combinations=sol.combinations,
+                    choices=[self._tier_choice(o, sol.chosen.get(o.key), sol.atoms, below) for o in mine],
                 )
                 prev_scopes[ident] = set(scopes)
             acks = sorted(
@@ -905,6 +1129,78 @@ class _CardRun:
             confirmations = [o.access.id for o in members if o.access.confirmation_required]
             out[tier] = TierRecord(per_identity, acks, confirmations)
         return out
+
+    def _tier_choice(
+        self, o: _Outcome, chosen: Alternative | None, atoms: frozenset[Atom], below: frozenset[Atom]
+    ) -> dict[str, Any]:
+        """How the tier's set satisfies one access, and why that differs from the access's own choice."""
+        out: dict[str, Any] = {"access": o.access.id}
+        if chosen is None or o.own is None:
+            out.update(scopes=None, credentials=None, same_as_access=None, why="the access is incomplete")
+            return out
+        same = chosen.atoms == o.own.atoms
+        out.update(scopes=chosen.scopes, credentials=_credentials(chosen.atoms), same_as_access=same, why=None)
+        if same:
+            return out
+        space = self.space
+        extra = space.granted(atoms | o.own.atoms).bit_count() - space.granted(atoms).bit_count()
+        if chosen.atoms <= below:
+            why = f"the tier below already grants {_alt_label(chosen)}"
+        else:
+            why = f"{_alt_label(chosen)} is in the tier's set for its other accesses"
+        out["why"] = (
+            f"{why}; the access's own choice {_alt_label(o.own)} would open {extra} more operation(s)"
+            if extra
+            else f"{why}; the access's own choice {_alt_label(o.own)} opens nothing more but adds a grant"
+        )
+        return out
+
+
+def _api_of(space: GrantSpace, entry: OperationEntry) -> str | None:
+    """The access's own API in a universe (Google: the Discovery API of its method id)."""
+    if not entry.operation_id:
+        return None
+    for u in space.universes:
+        api = u.api_of(entry.operation_id)
+        if api is not None:
+            return api
+    return None
+
+
+def _touches(u: Universe, alt: Alternative) -> bool:
+    return any(u.by_scope.get((atom.namespace, atom.scope)) for atom in alt.atoms if atom.is_scope)
+
+
+def _rival(alt: Alternative, mask: int, best: int) -> dict[str, Any]:
+    return {
+        "scopes": alt.scopes,
+        "credentials": _credentials(alt.atoms),
+        "universe_operations": mask.bit_count(),
+        "relation": "equal" if mask == best else "incomparable",
+    }
+
+
+def _scope_names(p: _Pending, alt: Alternative) -> dict[str, str]:
+    if p.catalog is None:
+        return {}
+    out: dict[str, str] = {}
+    for t in alt.terms:
+        for scope in t.scopes:
+            perm = p.catalog.permission(t.scheme, scope)
+            if perm is not None and perm.short != scope:
+                out[scope] = perm.short
+    return out
+
+
+def _admin_consent(p: _Pending, alt: Alternative) -> list[str]:
+    if p.catalog is None:
+        return []
+    return sorted(
+        scope
+        for t in alt.terms
+        for scope in t.scopes
+        if (perm := p.catalog.permission(t.scheme, scope)) is not None and perm.admin_consent
+    )
 
 
 def _identity_bucket(o: _Outcome) -> str:

@@ -20,6 +20,12 @@
     scopes = []                  # the spec declares nothing (fail closed otherwise)
     reason = "public API, no key: https://www.openholidaysapi.org"
 
+    [catalogs]                   # provider permission catalogs (ramscope.providers)
+    accounts = "work"            # Microsoft Graph delegated permissions for "work" (or school)
+                                 # accounts, the default, or "personal" Microsoft accounts
+    resources = { outlook = "microsoft-graph", mirror = "none" }   # by resource id: use this
+                                 # catalog although the spec's servers do not match it, or none
+
 Every effect a policy has on a choice is recorded in the report.
 """
 
@@ -63,6 +69,13 @@ class Policy:
     pins: tuple[Pin, ...] = ()
     use_default_excludes: bool = True
     source: str = field(default="", compare=False)
+    #: resource id -> catalog name ("none": no catalog for that resource).
+    catalog_for: tuple[tuple[str, str], ...] = ()
+    #: Which Microsoft Graph delegated permissions apply: "work" (work or school) or "personal".
+    graph_accounts: str = "work"
+
+    def catalog_named_for(self, resource_id: str) -> str | None:
+        return next((name for rid, name in self.catalog_for if rid == resource_id), None)
 
     @property
     def excludes(self) -> tuple[str, ...]:
@@ -105,10 +118,15 @@ class Policy:
                 | {"scopes": list(p.scopes)}
                 for p in self.pins
             ],
-        }
+        } | (
+            {"catalogs": {"accounts": self.graph_accounts, "resources": dict(self.catalog_for)}}
+            if self.catalog_for or self.graph_accounts != "work"
+            else {}
+        )
 
 
-_TOP_KEYS = {"exclude", "prefer", "pin", "use_default_excludes", "version"}
+_TOP_KEYS = {"exclude", "prefer", "pin", "use_default_excludes", "version", "catalogs"}
+_CATALOG_KEYS = {"accounts", "resources"}
 _PIN_KEYS = {"access", "operation", "scopes", "scheme", "reason"}
 
 
@@ -178,7 +196,39 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
                 reason=raw.get("reason", ""),
             )
         )
-    return Policy(tuple(exclude), tuple(prefer), tuple(pins), use_defaults, source)
+    catalog_for, accounts = _catalogs(doc.get("catalogs", {}), source)
+    return Policy(tuple(exclude), tuple(prefer), tuple(pins), use_defaults, source, catalog_for, accounts)
+
+
+def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str]:
+    from .providers import CATALOGS  # noqa: PLC0415 - the registry, not the data
+
+    if not isinstance(raw, dict):
+        raise PolicyError("expected a table ([catalogs])", source=source, pointer="/catalogs")
+    bad = sorted(set(raw) - _CATALOG_KEYS)
+    if bad:
+        raise PolicyError(
+            f"unknown key {bad[0]!r}; expected one of {', '.join(sorted(_CATALOG_KEYS))}",
+            source=source,
+            pointer=f"/catalogs/{bad[0]}",
+        )
+    accounts = raw.get("accounts", "work")
+    if accounts not in ("work", "personal"):
+        raise PolicyError('expected "work" or "personal"', source=source, pointer="/catalogs/accounts")
+    resources = raw.get("resources", {})
+    if not isinstance(resources, dict):
+        raise PolicyError(
+            "expected a table of resource id = catalog name", source=source, pointer="/catalogs/resources"
+        )
+    names = {*CATALOGS, "none"}
+    for rid, name in resources.items():
+        if name not in names:
+            raise PolicyError(
+                f"unknown catalog {name!r}; expected one of {', '.join(sorted(names))}",
+                source=source,
+                pointer=f"/catalogs/resources/{rid}",
+            )
+    return tuple(sorted(resources.items())), accounts
 
 
 def _globs(doc: Mapping[str, Any], key: str, source: str) -> list[str]:

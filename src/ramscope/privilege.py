@@ -5,62 +5,89 @@ Vocabulary (``DESIGN.md``, "Least privilege, precisely"):
 * An **atom** is one thing a user or operator grants: an OAuth scope *within the
   namespace of its authorization server*, or a whole credential (an API key, HTTP
   auth, a client certificate, a token with no particular scope). Scopes are
-  namespaced by authorization server (its token URL, else authorization URL, else
-  OpenID Connect discovery URL) because a scope granted to a token is granted
-  wherever that token is accepted: two Google APIs that both accept
-  ``cloud-platform`` are both opened by one grant.
+  namespaced by the *canonical* authorization server (``providers.authserver``: Google's
+  three endpoint URLs are one server) because a scope granted to a token is granted
+  wherever that token is accepted.
 * An **alternative** is an AND-set of atoms; an operation's requirements are an
   OR-list of alternatives.
-* The **grant set** G(S) of atoms S within a spec is the set of its operations that
-  need authorization and that S satisfies (some alternative ⊆ S). Operations that
-  are public (or whose security the spec does not declare) are never counted:
-  they do not discriminate between choices. |G(S)| is the **blast radius**.
+* The **grant space** of a card (:class:`GrantSpace`) is every operation the card's
+  specs describe, joined with the **permission universe** of each authorization server
+  involved (``providers``: every Google API for Google's scopes, a provider catalog's
+  endpoints for its permissions). An operation known both to a spec and to a universe is
+  one operation, granted if either says so (the card's spec may be newer).
+* The **grant set** G(S) of atoms S is the set of operations of the grant space that need
+  authorization and that S satisfies (some alternative ⊆ S). Public operations, and those
+  whose security is undeclared, are never counted. |G(S)| is the **blast radius**.
 
-Per access, the least-privilege alternative is the one whose grant set is minimal
-under ⊆; incomparable minima are broken by smallest |G|, then fewest atoms, then
-lexicographically, and reported as ``ambiguous-scope-choice``.
+Per access, the least-privilege alternative is the one whose grant set is minimal under ⊆.
+When several are minimal (equal or incomparable grant sets), every other one is a rival and
+the choice is ``ambiguous-scope-choice``; the tie-break is smallest |G|, then an alternative
+whose scopes belong to the access's own API over scopes at home in another API, then fewest
+atoms, then names. A tie-break never prefers a grant set that is a superset of another
+candidate's: such a candidate is not minimal.
 
-Per tier and identity, one atom set must satisfy every access of the tier and of
-the tiers below; tiers are solved in order, each starting from the one below, so
-they are monotone by construction (incremental consent asks only for the
-difference). Within a tier the combined blast radius (summed over every spec of
-the card) is minimised exactly by enumeration when the search space is at most
-:data:`EXACT_LIMIT` combinations, and otherwise by a greedy pass plus 1-swap local
-search whose result is never worse than granting each access its own
-least-privilege alternative (that union is always a candidate).
+Per tier and identity, one atom set must satisfy every access of the tier and of the tiers
+below; tiers are solved in order, each starting from the one below, so they are monotone by
+construction (incremental consent asks only for the difference). Within a tier the blast
+radius of the whole set in the grant space is minimised exactly by enumeration when the
+search space is at most :data:`EXACT_LIMIT` combinations, and otherwise by a greedy pass plus
+1-swap local search whose result is never worse than granting each access its own
+least-privilege alternative (that union is always a candidate). The fallback is bounded:
+it evaluates grant sets incrementally and spends at most :data:`GREEDY_BUDGET` alternative
+checks, after which the remaining accesses keep their own choice; the local search runs only
+for tiers of at most :data:`LOCAL_SEARCH_DECISIONS` decisions. Per-access choices and tier
+choices use the same grant space, so they agree on what a scope opens.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
-from urllib.parse import urlsplit
 
 from .diagnostics import Severity, rule
 from .manifest import IdentityType
-from .specs.model import FlowKind, OperationEntry, Requirement, Requirements, SchemeType, SecurityScheme, SpecIndex
+from .providers.authserver import scheme_server
+from .providers.universe import Universe
+from .specs.model import (
+    FlowKind,
+    OperationEntry,
+    Requirement,
+    Requirements,
+    SchemeType,
+    SecurityScheme,
+    SpecIndex,
+    bitmask,
+)
 
 __all__ = [
     "EXACT_LIMIT",
     "Alternative",
     "Atom",
+    "Fit",
+    "GrantSpace",
     "SpecGrants",
     "TierSolution",
     "choose_least_privilege",
     "compatible",
+    "fits",
     "solve_tier",
 ]
 
 #: Largest number of combinations searched exhaustively within one tier.
 EXACT_LIMIT = 20_000
+#: Alternative checks the greedy fallback may spend before the remaining decisions take each
+#: access's own choice (a polynomial bound on a tier of thousands of accesses).
+GREEDY_BUDGET = 2_000_000
+#: The 1-swap local search runs only for tiers of at most this many decisions.
+LOCAL_SEARCH_DECISIONS = 200
 
 AMBIGUOUS = rule(
     "ambiguous-scope-choice",
     Severity.WARNING,
-    "The narrowest alternatives grant incomparable sets of operations; one was picked by the tie-break.",
+    "The narrowest alternatives grant equal or incomparable sets of operations; one was picked by the tie-break.",
     stage="derive",
 )
 
@@ -79,6 +106,25 @@ class Atom:
     type: SchemeType = SchemeType.OAUTH2
     #: The scheme's name in the spec that introduced the atom (for display only).
     scheme: str = field(default="", compare=False)
+    # Atoms are hashed and compared millions of times by the tier search: the key and its hash
+    # are computed once (the generated methods rebuild a tuple on every call).
+    _key: tuple[str, str, str] = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        key = (self.namespace, self.scope, self.type.value)
+        object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_hash", hash(key))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Atom):
+            return NotImplemented
+        return self._hash == other._hash and self._key == other._key
 
     @property
     def is_scope(self) -> bool:
@@ -105,7 +151,7 @@ class Alternative:
 
 
 def compatible(scheme: SecurityScheme | None, identity: IdentityType) -> bool | None:
-    """Can ``identity`` use ``scheme``? None when the scheme's kind is unknown.
+    """Can ``identity`` use ``scheme`` on its own? None when the scheme's kind is unknown.
 
     END_USER needs delegated user authorization: OAuth 2.0 authorization-code,
     device or implicit flows, or OpenID Connect. AGENT uses its own identity:
@@ -126,27 +172,55 @@ def compatible(scheme: SecurityScheme | None, identity: IdentityType) -> bool | 
     return identity is IdentityType.AGENT
 
 
+#: Credentials of the agent's own client: beside a user's delegated token they identify the
+#: client application (an app key, a client certificate, HTTP client authentication).
+CLIENT_CREDENTIALS = frozenset({SchemeType.API_KEY, SchemeType.MUTUAL_TLS, SchemeType.HTTP})
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """Whether an identity can use an alternative, and if not, why."""
+
+    ok: bool
+    why: str = ""
+
+
+def fits(terms: Requirement, schemes: Mapping[str, SecurityScheme], identity: IdentityType) -> Fit:
+    """Can ``identity`` satisfy every term of one alternative?
+
+    AGENT: every term is one the agent can hold itself. END_USER: at least one term is
+    delegated by the user and every other term is delegated too or a credential of the agent's
+    own client ("app key + user token"). A scheme that is undefined, of unknown kind, or an
+    OAuth scheme whose flows nobody named fits no identity: fitness cannot be shown.
+    """
+    if identity not in (IdentityType.END_USER, IdentityType.AGENT):
+        return Fit(False, "the access does not say whose identity it uses")
+    user_terms = 0
+    for t in terms:
+        scheme = schemes.get(t.scheme)
+        if scheme is None:
+            return Fit(False, f"scheme {t.scheme!r} is not defined")
+        if scheme.type is SchemeType.UNKNOWN or (scheme.type is SchemeType.OAUTH2 and not scheme.flow_kinds):
+            return Fit(False, f"scheme {t.scheme!r} is of unknown kind (no flows named)")
+        if identity is IdentityType.AGENT:
+            if not compatible(scheme, identity):
+                return Fit(False, f"scheme {t.scheme!r} needs a user's delegation")
+            continue
+        if compatible(scheme, identity):
+            user_terms += 1
+        elif scheme.type not in CLIENT_CREDENTIALS:
+            return Fit(False, f"scheme {t.scheme!r} cannot be delegated by a user")
+    if identity is IdentityType.END_USER and not user_terms:
+        return Fit(False, "no term is delegated by the user")
+    return Fit(True)
+
+
 # --------------------------------------------------------------------------- grant sets
 
 
 def _namespace(index: SpecIndex, scheme_name: str, scheme: SecurityScheme | None) -> str:
-    if scheme is not None and scheme.type in (SchemeType.OAUTH2, SchemeType.OPENID_CONNECT):
-        for flow in scheme.flows:
-            for url in (flow.token_url, flow.authorization_url):
-                if url:
-                    return _canonical_url(url)
-        if scheme.open_id_connect_url:
-            return _canonical_url(scheme.open_id_connect_url)
     # Keys, passwords, certificates and issuer-less tokens belong to this spec alone.
-    return f"{index.url}#{scheme_name}"
-
-
-def _canonical_url(url: str) -> str:
-    try:
-        p = urlsplit(url.strip())
-    except ValueError:
-        return url
-    return f"{p.scheme.lower()}://{p.netloc.lower()}{p.path}"
+    return scheme_server(scheme) or f"{index.url}#{scheme_name}"
 
 
 class SpecGrants:
@@ -156,6 +230,7 @@ class SpecGrants:
         self.index = index
         self.n_ops = len(index.operations)
         self._scheme_atoms: dict[str, tuple[str, SchemeType]] = {}
+        self._interned: dict[tuple[str, str], Atom] = {}
         alt_ids: dict[frozenset[Atom], int] = {}
         self._alt_sets: list[frozenset[Atom]] = []
         masks: list[int] = []
@@ -185,12 +260,24 @@ class SpecGrants:
                 self._by_atom.setdefault(atom, []).append(j)
         self._granted_cache: dict[frozenset[Atom], int] = {}
 
+    def alternative_masks(self) -> list[tuple[frozenset[Atom], int]]:
+        """(atoms, bitmask of the spec's operations they authorize) per distinct alternative."""
+        return list(zip(self._alt_sets, self._masks, strict=True))
+
     @property
     def protected_count(self) -> int:
         """Operations that need authorization and say which."""
         return self.n_ops - (self.public_mask | self.unknown_mask).bit_count()
 
     def atom_for(self, scheme_name: str, scope: str = "") -> Atom:
+        # One object per atom: set operations on atoms then match by identity, not by __eq__.
+        hit = self._interned.get((scheme_name, scope))
+        if hit is not None:
+            return hit
+        atom = self._interned[(scheme_name, scope)] = self._new_atom(scheme_name, scope)
+        return atom
+
+    def _new_atom(self, scheme_name: str, scope: str) -> Atom:
         ns_type = self._scheme_atoms.get(scheme_name)
         if ns_type is None:
             scheme = self.index.scheme_map.get(scheme_name)
@@ -249,32 +336,188 @@ class SpecGrants:
         return out
 
 
+# --------------------------------------------------------------------------- grant space
+
+
+class GrantSpace:
+    """A card's grant space: its specs' operations joined with the universes of the servers involved.
+
+    Operations are bits of one integer: each universe's operations first, then each spec's. A
+    spec operation that a universe also knows (same server, same operation id) takes the
+    universe's bit, so it is counted once; its alternatives from the spec are added to that bit.
+    """
+
+    def __init__(self, specs: Sequence[SpecGrants], universes: Sequence[Universe] = ()) -> None:
+        self.specs = tuple(specs)
+        self.universes = tuple(universes)
+        alts: dict[frozenset[Atom], int] = {}
+        offset = 0
+        #: (universe, its first bit)
+        self._bases: list[tuple[Universe, int]] = []
+        for u in self.universes:
+            for pairs, mask in zip((p for p, _ in u.alternatives), u.masks, strict=True):
+                atoms = frozenset(Atom(ns, scope) for ns, scope in pairs)
+                alts[atoms] = alts.get(atoms, 0) | (mask << offset)
+            self._bases.append((u, offset))
+            offset += len(u.ops)
+        self._spec_offsets: dict[int, int] = {}
+        for g in self.specs:
+            self._spec_offsets[id(g)] = offset
+            remap = self._mapping(g, offset)
+            for atoms, local in g.alternative_masks():
+                moved = local & remap[0] if remap else 0
+                mask = ((local & ~moved) << offset) | (_remap(moved, remap[1]) if remap else 0)
+                alts[atoms] = alts.get(atoms, 0) | mask
+            offset += g.n_ops
+        self.size = offset
+        self._alt_sets = list(alts)
+        self._masks = [alts[a] for a in self._alt_sets]
+        self._by_atom: dict[Atom, list[int]] = {}
+        for j, atoms in enumerate(self._alt_sets):
+            for atom in atoms:
+                self._by_atom.setdefault(atom, []).append(j)
+        self._cache: dict[frozenset[Atom], int] = {}
+        self._universe_by_server = {u.server: u for u in self.universes}
+
+    def _mapping(self, g: SpecGrants, offset: int) -> tuple[int, dict[int, int]] | None:
+        """(mask of the spec's operations a universe knows, their spec position -> global bit)."""
+        servers = {a.namespace for atoms, _ in g.alternative_masks() for a in atoms}
+        hits: dict[int, int] = {}
+        for u, base in self._bases:
+            if u.server not in servers:
+                continue
+            where = u.positions
+            for i, op in enumerate(g.index.operations if g.n_ops else ()):
+                p = where.get(op.operation_id) if op.operation_id else None
+                if p is not None and i not in hits:
+                    hits[i] = base + p
+        if not hits:
+            return None
+        return bitmask(hits, g.n_ops), hits
+
+    def granted(self, atoms: frozenset[Atom]) -> int:
+        """Bitmask of the grant space's protected operations that ``atoms`` authorize."""
+        hit = self._cache.get(atoms)
+        if hit is not None:
+            return hit
+        mask = 0
+        seen: set[int] = set()
+        for atom in atoms:
+            for j in self._by_atom.get(atom, ()):
+                if j in seen:
+                    continue
+                seen.add(j)
+                if self._alt_sets[j] <= atoms:
+                    mask |= self._masks[j]
+        if len(self._cache) < 100_000:
+            self._cache[atoms] = mask
+        return mask
+
+    def extend(self, atoms: frozenset[Atom], mask: int, delta: frozenset[Atom]) -> tuple[int, int]:
+        """``granted(atoms | delta)`` given ``granted(atoms) == mask``, and the alternatives checked.
+
+        Only alternatives that mention an atom of ``delta`` can become satisfied.
+        """
+        if not delta:
+            return mask, 0
+        full = atoms | delta
+        checks = 0
+        for atom in delta:
+            for j in self._by_atom.get(atom, ()):
+                checks += 1
+                if self._alt_sets[j] <= full:
+                    mask |= self._masks[j]
+        return mask, checks
+
+    def universe(self, server: str) -> Universe | None:
+        return self._universe_by_server.get(server)
+
+    def outside(self, mask: int, grants: SpecGrants, limit: int = 10) -> list[str]:
+        """Up to ``limit`` operations in ``mask`` that are not in ``grants``' own spec (universe ids first)."""
+        out: list[str] = []
+        for u, base in self._bases:
+            part = (mask >> base) & ((1 << len(u.ops)) - 1)
+            if not part:
+                continue
+            bits = bin(part)[:1:-1]
+            i = bits.find("1")
+            while i != -1 and len(out) < limit:
+                op = u.ops[i]
+                if not _in_spec(grants, op):
+                    out.append(op)
+                i = bits.find("1", i + 1)
+        return out
+
+    def is_home(self, alt: Alternative, api: str | None) -> bool:
+        """Do all of ``alt``'s scopes belong to the access's own API (see the module docstring)?"""
+        for atom in alt.atoms:
+            u = self._universe_by_server.get(atom.namespace) if atom.is_scope else None
+            if u is None:
+                continue
+            home = u.home_api.get((atom.namespace, atom.scope))
+            if home is not None and home != api:
+                return False
+        return True
+
+
+def _in_spec(grants: SpecGrants, operation_id: str) -> bool:
+    return operation_id in grants.index.by_operation_id
+
+
+def _remap(mask: int, where: Mapping[int, int]) -> int:
+    out = 0
+    bits = bin(mask)[:1:-1]
+    i = bits.find("1")
+    while i != -1:
+        out |= 1 << where[i]
+        i = bits.find("1", i + 1)
+    return out
+
+
+def as_space(specs: GrantSpace | Sequence[SpecGrants] | SpecGrants) -> GrantSpace:
+    if isinstance(specs, GrantSpace):
+        return specs
+    if isinstance(specs, SpecGrants):
+        return GrantSpace([specs])
+    return GrantSpace(specs)
+
+
 # --------------------------------------------------------------------------- per access
 
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """The least-privilege alternative for one access, and what it grants in its spec."""
+    """The least-privilege alternative for one access, and what it grants in the grant space."""
 
     alternative: Alternative
     granted: int
-    #: The minimal alternatives that were incomparable with the choice (ambiguity), if any.
+    #: Every other minimal alternative: equal or incomparable grant sets (ambiguity), if any.
     rivals: tuple[tuple[Alternative, int], ...] = ()
 
 
-def choose_least_privilege(grants: SpecGrants, candidates: Sequence[Alternative]) -> Choice | None:
-    """Pick the alternative with the ⊆-minimal grant set (see module docstring)."""
+def choose_least_privilege(
+    space: GrantSpace | SpecGrants,
+    candidates: Sequence[Alternative],
+    *,
+    api: str | None = None,
+) -> Choice | None:
+    """Pick the alternative with the ⊆-minimal grant set (see module docstring).
+
+    ``api`` names the access's own API (its universe API, e.g. ``sheets``), for the tie-break
+    that prefers scopes at home there.
+    """
     if not candidates:
         return None
-    scored = [(alt, grants.granted(alt.atoms)) for alt in candidates]
+    sp = as_space(space)
+    scored = [(alt, sp.granted(alt.atoms)) for alt in candidates]
     minimal = [
         (alt, m)
         for alt, m in scored
         if not any(other != m and other & m == other for _, other in scored)  # nobody strictly below
     ]
-    minimal.sort(key=lambda am: (am[1].bit_count(), am[0].sort_key))
+    minimal.sort(key=lambda am: (am[1].bit_count(), not sp.is_home(am[0], api), am[0].sort_key))
     best_alt, best_mask = minimal[0]
-    rivals = tuple((alt, m) for alt, m in minimal[1:] if m != best_mask)
+    rivals = tuple((alt, m) for alt, m in minimal[1:] if alt.atoms != best_alt.atoms)
     return Choice(best_alt, best_mask, rivals)
 
 
@@ -288,6 +531,8 @@ class TierProblem:
     key: str
     grants: SpecGrants
     candidates: tuple[Alternative, ...]
+    #: The access's own least-privilege choice, when the caller has it (saves computing it again).
+    own: Alternative | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,14 +546,15 @@ class TierSolution:
     combinations: int
 
 
-def combined_blast_radius(atoms: frozenset[Atom], specs: Iterable[SpecGrants]) -> int:
-    return sum(g.granted(atoms).bit_count() for g in specs)
+def combined_blast_radius(atoms: frozenset[Atom], specs: GrantSpace | Sequence[SpecGrants]) -> int:
+    """|G(atoms)| in the grant space (each operation counted once)."""
+    return as_space(specs).granted(atoms).bit_count()
 
 
 def solve_tier(
     problems: Sequence[TierProblem],
     base: frozenset[Atom],
-    specs: Sequence[SpecGrants],
+    specs: GrantSpace | Sequence[SpecGrants],
     *,
     exact_limit: int = EXACT_LIMIT,
 ) -> TierSolution:
@@ -316,6 +562,7 @@ def solve_tier(
 
     Problems without candidates are skipped here; the caller reports them.
     """
+    space = as_space(specs)
     chosen: dict[str, Alternative] = {}
     pending: list[TierProblem] = []
     for p in problems:
@@ -327,12 +574,12 @@ def solve_tier(
         else:
             pending.append(p)
     if not pending:
-        return TierSolution(base, chosen, combined_blast_radius(base, specs), "trivial", 1)
+        return TierSolution(base, chosen, combined_blast_radius(base, space), "trivial", 1)
 
     # Accesses with the same candidates are one decision.
-    groups: dict[tuple[frozenset[Atom], ...], list[TierProblem]] = {}
+    groups: dict[frozenset[frozenset[Atom]], list[TierProblem]] = {}
     for p in pending:
-        groups.setdefault(tuple(sorted((a.atoms for a in p.candidates), key=_atoms_key)), []).append(p)
+        groups.setdefault(frozenset(a.atoms for a in p.candidates), []).append(p)
     options: list[list[Alternative]] = []
     members: list[list[TierProblem]] = []
     for group in groups.values():
@@ -341,7 +588,7 @@ def solve_tier(
 
     def cost(atoms: frozenset[Atom]) -> tuple[int, int, tuple[tuple[str, str], ...]]:
         return (
-            combined_blast_radius(atoms, specs),
+            space.granted(atoms).bit_count(),
             len(atoms),
             tuple(sorted((a.namespace, a.scope) for a in atoms)),
         )
@@ -364,21 +611,20 @@ def solve_tier(
         picks = best[1]
     else:
         method = "greedy"
-        picks = _greedy(options, base, cost)
         # The union of individually least-privileged choices is always a candidate, so the
         # greedy answer is never worse than it.
-        solo = [_solo_best(opts, members[i][0].grants) for i, opts in enumerate(options)]
+        solo = [
+            own if (own := members[i][0].own) is not None and own in opts else _solo_best(opts, space)
+            for i, opts in enumerate(options)
+        ]
+        picks = _greedy(options, base, space, solo, budget=GREEDY_BUDGET)
         if cost(base.union(*(a.atoms for a in solo))) < cost(base.union(*(a.atoms for a in picks))):
             picks = solo
     atoms = base.union(*(a.atoms for a in picks))
     for alt, group_members in zip(picks, members, strict=True):
         for p in group_members:
             chosen[p.key] = alt
-    return TierSolution(atoms, chosen, combined_blast_radius(atoms, specs), method, total)
-
-
-def _atoms_key(atoms: frozenset[Atom]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((a.namespace, a.scope) for a in atoms))
+    return TierSolution(atoms, chosen, combined_blast_radius(atoms, space), method, total)
 
 
 def _undominated(candidates: Sequence[Alternative], base: frozenset[Atom]) -> list[Alternative]:
@@ -394,8 +640,8 @@ def _undominated(candidates: Sequence[Alternative], base: frozenset[Atom]) -> li
     return keep
 
 
-def _solo_best(options: Sequence[Alternative], grants: SpecGrants) -> Alternative:
-    choice = choose_least_privilege(grants, options)
+def _solo_best(options: Sequence[Alternative], space: GrantSpace) -> Alternative:
+    choice = choose_least_privilege(space, options)
     assert choice is not None
     return choice.alternative
 
@@ -403,29 +649,60 @@ def _solo_best(options: Sequence[Alternative], grants: SpecGrants) -> Alternativ
 def _greedy(
     options: Sequence[Sequence[Alternative]],
     base: frozenset[Atom],
-    cost: Callable[[frozenset[Atom]], tuple[int, int, tuple[tuple[str, str], ...]]],
+    space: GrantSpace,
+    fallback: Sequence[Alternative],
+    *,
+    budget: int,
 ) -> list[Alternative]:
+    """Greedy pass, then 1-swap local search, within ``budget`` alternative checks.
+
+    Each decision (fewest options first) takes the option that adds least to the running grant
+    set, evaluated incrementally: only alternatives that mention a newly added atom are checked.
+    The work is bounded: once ``budget`` checks are spent, the remaining decisions take their
+    ``fallback`` (the access's own choice) and the local search is skipped. Whatever the budget,
+    the work is O(budget + decisions × options × atoms per option).
+    """
     order = sorted(range(len(options)), key=lambda i: len(options[i]))
-    picks: list[Alternative | None] = [None] * len(options)
+    picks: list[Alternative] = list(fallback)
     atoms = base
+    mask = space.granted(base)
+    spent = 0
     for i in order:
-        best = min(options[i], key=lambda a: cost(atoms | a.atoms))
-        picks[i] = best
-        atoms = atoms | best.atoms
-    chosen = [p for p in picks if p is not None]
-    # 1-swap local search: change one decision at a time while that lowers the cost.
+        if spent >= budget:
+            break  # the remaining decisions keep their fallback
+        best: tuple[tuple[int, int, tuple[tuple[str, str], ...]], Alternative, int] | None = None
+        for alt in options[i]:
+            delta = alt.atoms - atoms
+            new, checks = space.extend(atoms, mask, delta)
+            spent += checks + 1
+            key = (new.bit_count(), len(atoms) + len(delta), alt.sort_key[1])
+            if best is None or key < best[0]:
+                best = (key, alt, new)
+        assert best is not None
+        picks[i] = best[1]
+        atoms = atoms | best[1].atoms
+        mask = best[2]
+    if spent >= budget or len(options) > LOCAL_SEARCH_DECISIONS:
+        return picks
+    # 1-swap local search: change one decision at a time while that lowers the cost, evaluated
+    # incrementally from the grant set of the other decisions.
     improved = True
     rounds = 0
-    while improved and rounds < 50:
+    while improved and rounds < 50 and spent < budget:
         improved = False
         rounds += 1
-        for i in range(len(chosen)):
-            others = base.union(*(a.atoms for j, a in enumerate(chosen) if j != i))
-            current = cost(others | chosen[i].atoms)
+        for i in range(len(picks)):
+            others = base.union(*(a.atoms for j, a in enumerate(picks) if j != i))
+            others_mask = space.granted(others)
+            spent += len(others)
+            scored: list[tuple[tuple[int, int, tuple[tuple[str, str], ...]], Alternative]] = []
             for alt in options[i]:
-                if alt is chosen[i]:
-                    continue
-                c = cost(others | alt.atoms)
-                if c < current:
-                    chosen[i], current, improved = alt, c, True
-    return chosen
+                delta = alt.atoms - others
+                new, checks = space.extend(others, others_mask, delta)
+                spent += checks + 1
+                scored.append(((new.bit_count(), len(others) + len(delta), alt.sort_key[1]), alt))
+            current = next(k for k, alt in scored if alt is picks[i])
+            best_key, best_alt = min(scored, key=lambda ka: ka[0])
+            if best_key < current:
+                picks[i], improved = best_alt, True
+    return picks

@@ -67,9 +67,11 @@ class Entry:
     report: bytes
 
 
-def run_key(settings: Settings, policy: Policy) -> str:
-    """What every report of a run depends on besides its card and its specs."""
+def run_key(settings: Settings, policy: Policy, providers: Mapping[str, str] | None = None) -> str:
+    """What every report of a run depends on besides its card and its specs: ramscope's code, the
+    settings, the policy, and the provider snapshots (universes, catalogs) by version."""
     parts = {
+        "providers": dict(providers or {}),
         "format": _FORMAT,
         "code": _code_fingerprint(),
         "settings": {

@@ -100,6 +100,14 @@ class AccessRecord:
     choice: Mapping[str, Any] | None = None
     policy: list[dict[str, Any]] = field(default_factory=list)
     footprint: Mapping[str, Any] | None = None
+    #: "spec", "policy", or "catalog:<name>@<version>"; None when no requirements were found.
+    requirements_source: str | None = None
+    #: scope -> the canonical authorization server that grants it.
+    scope_servers: Mapping[str, str] = field(default_factory=dict)
+    #: scope -> the provider's short name for people (catalog permissions).
+    scope_names: Mapping[str, str] = field(default_factory=dict)
+    #: Chosen scopes an administrator of the user's organisation must approve.
+    admin_consent: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,6 +137,10 @@ class AccessRecord:
             "choice": dict(self.choice) if self.choice is not None else None,
             "policy": self.policy,
             "footprint": dict(self.footprint) if self.footprint is not None else None,
+            "requirements_source": self.requirements_source,
+            "scope_servers": dict(self.scope_servers),
+            "scope_names": dict(self.scope_names),
+            "admin_consent": list(self.admin_consent),
         }
 
 
@@ -144,6 +156,9 @@ class IdentityTier:
     blast_radius: int
     method: str
     combinations: int
+    #: Per access: the alternative this tier's set satisfies it with, and whether (and why) that
+    #: differs from the access's own least-privilege choice.
+    choices: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -161,6 +176,7 @@ class IdentityTier:
             "blast_radius": self.blast_radius,
             "method": self.method,
             "combinations": self.combinations,
+            "choices": self.choices,
         }
 
 
@@ -215,6 +231,8 @@ class Report:
     tiers: Mapping[str, TierRecord]
     diagnostics: Sequence[tuple[Diagnostic, str | None]]
     policy: Mapping[str, Any] | None = None
+    #: The provider snapshots the derivation used: {"universes": [...], "catalogs": [...]}.
+    providers: Mapping[str, Any] | None = None
     #: Per skill, its own cumulative tiers; only for cards carrying the per-skill extension
     #: (``ramscope.governance.skills``), else ``None`` and absent from the JSON.
     skills: Mapping[str, SkillRecord] | None = None
@@ -264,6 +282,7 @@ class Report:
             "accesses": [a.to_dict() for a in self.accesses],
             "tiers": {name: self.tiers[name].to_dict() for name in TIERS},
             "policy": dict(self.policy) if self.policy else None,
+            "providers": dict(self.providers) if self.providers else {"universes": [], "catalogs": []},
             "diagnostics": [_diag_dict(d, src) for d, src in self.diagnostics],
         }
 

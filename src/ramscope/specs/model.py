@@ -57,7 +57,7 @@ __all__ = [
 
 #: Bump when the index shape, an adapter's reading or the cached form changes: cached
 #: indexes of an older format are then rebuilt instead of trusted.
-INDEX_FORMAT_VERSION = 2
+INDEX_FORMAT_VERSION = 3
 
 
 class SpecKind(enum.StrEnum):
@@ -111,6 +111,10 @@ class SecurityScheme:
     #: True when ramscope inferred the scheme (e.g. from a 401 challenge, or Discovery's
     #: implicit OAuth 2.0) rather than reading it from a declaration.
     inferred: bool = False
+    #: The grant namespace of its scopes when it is not the canonical server of its URLs: a
+    #: provider catalog's application permissions (Microsoft's app roles) are granted by the same
+    #: server as its delegated scopes, under the same names, but are other grants.
+    namespace: str = ""
 
     def scope_description(self, scope: str) -> str | None:
         for flow in self.flows:
@@ -416,6 +420,8 @@ def scheme_to_dict(s: SecurityScheme) -> dict[str, Any]:
         ]
     if s.inferred:
         out["inferred"] = True
+    if s.namespace:
+        out["namespace"] = s.namespace
     return out
 
 
@@ -440,4 +446,5 @@ def scheme_from_dict(d: Mapping[str, Any]) -> SecurityScheme:
         api_key_name=d.get("api_key_name", ""),
         open_id_connect_url=d.get("open_id_connect_url", ""),
         inferred=bool(d.get("inferred", False)),
+        namespace=str(d.get("namespace", "")),
     )

@@ -151,6 +151,17 @@ def _short(text: str) -> str:
     return text[: DESCRIPTION_LIMIT - 1].rstrip() + "…"
 
 
+def _substitute(url: str, variables: Mapping[str, Any]) -> str:
+    """``url`` with each ``{variable}`` at its default (left as written when it has none)."""
+
+    def sub(m: re.Match[str]) -> str:
+        var = variables.get(m.group(1))
+        default = var.get("default") if isinstance(var, dict) else None
+        return str(default) if default is not None else m.group(0)
+
+    return _VARIABLE.sub(sub, url)
+
+
 def _join(base: str, path: str) -> str:
     if not base:
         return path
@@ -261,6 +272,7 @@ class _Builder:
             schemes=tuple(self.schemes.values()),
             security_declared=declared,
             diagnostics=tuple(self.diags),
+            extra={"servers": servers} if (servers := self._server_urls()) else {},
         )
 
     # ------------------------------------------------------------------ path items
@@ -341,6 +353,31 @@ class _Builder:
 
     # ------------------------------------------------------------------ servers
 
+    def _server_urls(self) -> list[str]:
+        """The API's root server URLs, absolute, variables at their defaults (what catalogs match on)."""
+        out: list[str] = []
+        if self.v2:
+            host = self.doc.get("host")
+            base = self.doc.get("basePath")
+            schemes = self.doc.get("schemes")
+            if isinstance(host, str) and host:
+                listed = [x for x in schemes if isinstance(x, str)] if isinstance(schemes, list) else []
+                scheme = listed[0] if listed else "https"
+                out.append(f"{scheme}://{host}{_norm_base(base) if isinstance(base, str) else ''}")
+        else:
+            raw = self.doc.get("servers")
+            for server in raw if isinstance(raw, list) else ():
+                if not isinstance(server, dict) or not isinstance(server.get("url"), str):
+                    continue
+                url = server["url"]
+                variables = server.get("variables")
+                if isinstance(variables, dict) and "{" in url:
+                    url = _substitute(url, variables)
+                url = urljoin(self.base_url, url) if urlsplit(self.base_url).scheme in ("http", "https") else url
+                if url not in out:
+                    out.append(url)
+        return out[:16]
+
     def _root_bases(self) -> list[str]:
         if self.v2:
             base = self.doc.get("basePath")
@@ -366,13 +403,7 @@ class _Builder:
 
     def _server_path(self, url: str, variables: Any) -> str:
         if isinstance(variables, dict) and "{" in url:
-
-            def sub(m: re.Match[str]) -> str:
-                var = variables.get(m.group(1))
-                default = var.get("default") if isinstance(var, dict) else None
-                return str(default) if default is not None else m.group(0)
-
-            url = _VARIABLE.sub(sub, url)
+            url = _substitute(url, variables)
         if not url.strip():
             return ""  # an empty URL names no server; read it as the default "/"
         parts = urlsplit(url)
