@@ -153,7 +153,7 @@ class Access:
 
 
 def manifest(name: str, accesses: Sequence[Access]) -> dict[str, Any]:
-    """A bare manifest (CONTRACT.md, shape 3): one resource per spec URL, one operation per access."""
+    """A bare manifest (docs/cli.md, shape 3): one resource per spec URL, one operation per access."""
     resources: dict[str, dict[str, Any]] = {}
     operations: list[dict[str, Any]] = []
     grants: list[dict[str, Any]] = []

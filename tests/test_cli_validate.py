@@ -154,3 +154,32 @@ def test_console_script_runs() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["valid"] is True
+
+
+def test_validate_accepts_directories_and_globs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, example_card: dict[str, Any]
+) -> None:
+    """CARD may be a directory of cards or a glob, for `validate` as for `derive`; an unreadable card
+    in a directory is named (exit 2) and the others are still checked."""
+    cards = tmp_path / "cards"
+    (cards / "nested").mkdir(parents=True)
+    (cards / "good.json").write_text(json.dumps(example_card))
+    (cards / "nested" / "bad.json").write_text('{"name": "x"}')
+    (cards / "notes.txt").write_text("not a card")
+    code, out, _ = _run(capsys, "validate", str(cards))
+    assert code == 1
+    assert f"{cards / 'good.json'}: no problems" in out
+    assert f"{cards / 'nested' / 'bad.json'}:1:1: error[no-manifest]" in out
+    code, out, _ = _run(capsys, "validate", str(tmp_path / "cards" / "*.json"))
+    assert (code, out.strip()) == (0, f"{cards / 'good.json'}: no problems")
+    (cards / "broken.json").write_text("{not json")
+    code, out, err = _run(capsys, "validate", "--format", "json", str(cards))
+    assert code == 2
+    assert "broken.json:1:2: invalid JSON" in err
+    assert [d["card"]["source"] for d in json.loads(out)] == [
+        str(cards / "good.json"),
+        str(cards / "nested" / "bad.json"),
+    ]
+    code, _, err = _run(capsys, "validate", str(tmp_path / "nothing-*.json"))
+    assert code == 2
+    assert "no file matches" in err

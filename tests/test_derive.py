@@ -189,16 +189,26 @@ def test_user_identity_cannot_use_client_credentials(
 def test_undeclared_security_fails_closed_until_pinned(
     derive: Callable[..., Report], spec_server: LocalHTTPServer
 ) -> None:
-    """GitHub's spec declares no security: unknown, never 'nothing'; a policy pin settles it, visibly."""
+    """GitHub's spec declares no security: unknown, never 'nothing'; a policy pin settles it, visibly.
+
+    (With its catalog turned off: GitHub's permission catalog otherwise supplies the requirements.)"""
     manifest = card(spec_server, ("/github.json", "", {"operation_id": "repos/get"}, {"identity": "AGENT", "id": "gh"}))
-    r = derive(json.loads(json.dumps(manifest)))
+    no_catalog = {"catalogs": {"resources": {"r0": "none"}}}
+    with_catalog = derive(json.loads(json.dumps(manifest)))
+    (c,) = with_catalog.accesses
+    assert c.complete
+    assert c.requirements_source is not None
+    assert c.requirements_source.startswith("catalog:github@")
+    r = derive(json.loads(json.dumps(manifest)), policy_from_dict(no_catalog))
     (a,) = r.accesses
     assert (a.status, a.complete, a.reason) == ("resolved", False, "security-undeclared")
     assert a.scopes is None
     assert a.requirements is None
     assert a.security_declared is False
     assert r.exit_code == 3
-    pinned = derive(manifest, policy_from_dict({"pin": [{"access": "gh", "scopes": ["repo"], "reason": "docs"}]}))
+    pinned = derive(
+        manifest, policy_from_dict({"pin": [{"access": "gh", "scopes": ["repo"], "reason": "docs"}], **no_catalog})
+    )
     (p,) = pinned.accesses
     assert p.complete
     assert p.scopes == ["repo"]
@@ -272,7 +282,8 @@ def test_report_matches_its_schema(derive: Callable[..., Report], spec_server: L
         card(
             spec_server,
             ("/gmail.json", "", {"operation_id": "gmail.users.messages.send"}, {}),
-            ("/github.json", "", {"operation_id": "repos/get"}, {"identity": "AGENT"}),
+            # GitHub's catalog lists no permission for it: undetermined, as the spec says nothing.
+            ("/github.json", "", {"operation_id": "users/get-by-username"}, {"identity": "AGENT"}),
             ("/gone.json", "/x", {"http_method": "GET"}, {}),
             ("/drive.json", "", {"operation_id": "drive.files.nope"}, {}),
         )

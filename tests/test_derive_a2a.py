@@ -158,7 +158,7 @@ def test_a_remote_manifest_that_cannot_be_read_is_reported(
     import importlib
 
     # importlib: the package's ``derive`` attribute is the function, not this module.
-    derive_module = importlib.import_module("ramscope.derive")
+    derive_module = importlib.import_module("ramscope.derive.footprint")
 
     def refuse(doc: Any, *, name: str | None = None) -> Any:
         if name is None or not name.startswith("http"):  # the root card itself loads as usual

@@ -25,7 +25,7 @@ from ramscope.store import SpecStore
 from tests.conftest import FakeClock
 from tests.support.httpserver import LocalHTTPServer
 
-DERIVE = sys.modules["ramscope.derive"]  # the package's ``derive`` attribute is the function
+DERIVE = sys.modules["ramscope.derive.run"]  # one card's derivation
 
 
 def _spec(scope: str) -> bytes:
@@ -80,7 +80,7 @@ class Runs:
         self.cache = tmp_path / "cache"
         self.clock = clock
         self.derived = 0
-        original = DERIVE._CardRun.run
+        original = DERIVE.CardRun.run
 
         def counting(run: Any) -> Report:
             if run.depth == 0:
@@ -88,7 +88,7 @@ class Runs:
             report: Report = original(run)
             return report
 
-        monkeypatch.setattr(DERIVE._CardRun, "run", counting)
+        monkeypatch.setattr(DERIVE.CardRun, "run", counting)
 
     def __call__(self, paths: list[Path], **overrides: Any) -> list[Report | StoredReport]:
         policy = overrides.pop("policy", None)
@@ -212,7 +212,9 @@ def test_a_corrupt_stored_report_is_derived_again(runs: Runs, card: Path) -> Non
     runs([card])
     runs([card])
     settings = Settings(cache_dir=runs.cache, allow_private_network=True, timeout=10.0)  # as Runs makes them
-    key = reuse.card_key(reuse.run_key(settings, Policy()), str(card), _sha(card))
+    from ramscope.providers import snapshot_versions
+
+    key = reuse.card_key(reuse.run_key(settings, Policy(), snapshot_versions()), str(card), _sha(card))
     with SpecStore(settings, clock=runs.clock) as store:
         assert store.get_artifact(reuse.NAMESPACE, key) is not None
         store.put_artifact(reuse.NAMESPACE, key, b"\x78\x9cnot zlib at all")

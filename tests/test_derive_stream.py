@@ -66,7 +66,7 @@ def test_derive_many_loads_cards_a_chunk_at_a_time(
 ) -> None:
     """The first report comes before the cards past the first chunk are even read."""
     # (``ramscope.derive`` the attribute is the function; the module is in sys.modules)
-    monkeypatch.setattr(sys.modules["ramscope.derive"], "_CHUNK", 4)
+    monkeypatch.setattr(sys.modules["ramscope.derive.engine"], "_CHUNK", 4)
     paths = sorted(cards(10).iterdir())
     taken: list[Path] = []
 

@@ -37,3 +37,28 @@ def test_first_command_derives_the_example_offline(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert '"complete": true' in proc.stdout
     assert re.search(r'"scopes": \[\s*"https://www.googleapis.com/auth/calendar.events"', proc.stdout)
+
+
+def test_the_tour_starts_with_text_output_and_shows_it_as_it_is(tmp_path: Path) -> None:
+    """The tour's first command prints tables, not 24 KB of JSON to a terminal; the tables the README
+    shows are what it prints (the diagnostics under them are abridged)."""
+    tour = README.split("## A tour with the example agent", 1)[1]
+    block = tour.split("```console\n", 1)[1].split("```", 1)[0].splitlines()
+    command, shown = block[0].removeprefix("$ "), block[1:]
+    argv = shlex.split(command)
+    assert argv[0] == "ramscope"
+    assert argv[argv.index("--format") + 1] == "text"
+    proc = subprocess.run(
+        [sys.executable, "-m", "ramscope", "--cache-dir", str(tmp_path / "cache"), *argv[1:]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "RAMSCOPE_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    printed = [line.rstrip() for line in proc.stdout.splitlines()]
+    tables = shown[: shown.index("diagnostics") + 1]
+    assert printed[: len(tables)] == tables
+    for line in shown[len(tables) :]:
+        assert line.strip() == "..." or line in printed, line

@@ -1,6 +1,6 @@
 """Loading an agent card (or a bare manifest) and finding its manifest.
 
-Accepted shapes (``CONTRACT.md``):
+Accepted shapes (``docs/cli.md``):
 
 1. an A2A AgentCard (v0.3 or v1.0) with a top-level ``resourceAccessManifest``
    (or ``resource_access_manifest``);

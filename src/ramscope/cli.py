@@ -1,9 +1,9 @@
 """The ``ramscope`` command line: argument parsing and rendering only.
 
 Every command is a thin call into the library API; nothing here decides what a
-permission is. Exit codes (``CONTRACT.md``): 0 success, 1 invalid card,
+permission is. Exit codes (``docs/cli.md``): 0 success, 1 invalid card,
 2 usage error or unreadable input, 3 derivation incomplete, 4 (diff) new
-permissions needed, 5 (check) an error-severity rule failed.
+permissions or other new risks, 5 (check) an error-severity rule failed.
 """
 
 from __future__ import annotations
@@ -55,12 +55,59 @@ EXIT_DIFF_NEW_PERMISSIONS = 4
 EXIT_RULES_FAILED = 5
 
 
+EXIT_CODES_HELP = """exit codes:
+  0  success
+  1  the card is invalid (its errors are printed on stderr)
+  2  usage error, or an input file that cannot be read
+  3  derivation incomplete: some access's permissions are unknown (the report is still written)
+  4  (diff) the new card needs permissions the old one did not, or adds another risk
+     (a dropped confirmation, a new third-party data egress, a new identity)
+
+docs: docs/cli.md (commands), docs/report.md (the report), docs/policy.md, docs/first-card.md"""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors exit 2 with one clean line (argparse's own convention too)."""
+    """argparse, but usage errors exit 2 with one clean line (argparse's own convention too), and a
+    mistyped command, choice or option gets the nearest real one suggested."""
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{self._suggestion(message)}\n")
+
+    def _suggestion(self, message: str) -> str:
+        import difflib  # noqa: PLC0415 - only on a usage error
+        import re  # noqa: PLC0415
+
+        choice = re.match(r"argument [^:]*: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:
+            options = re.findall(r"'([^']*)'", choice.group(2)) or [x.strip() for x in choice.group(2).split(",")]
+            near = difflib.get_close_matches(choice.group(1), options, n=1, cutoff=0.5)
+        else:
+            unknown = re.match(r"unrecognized arguments: (\S+)", message)
+            if not unknown or not unknown.group(1).startswith("-"):
+                return ""
+            near = difflib.get_close_matches(unknown.group(1).split("=", 1)[0], _option_strings(self), n=1, cutoff=0.6)
+        return f" (did you mean '{near[0]}'?)" if near else ""
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of ``parser`` and of the subcommand parsers it holds."""
+    out: list[str] = []
+    for action in parser._actions:
+        out += [s for s in action.option_strings if s.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += _option_strings(sub)
+    return list(dict.fromkeys(out))
+
+
+def _format_option(p: argparse.ArgumentParser, choices: tuple[str, ...], default: str) -> None:
+    p.add_argument(
+        "--format",
+        choices=choices,
+        default=default,
+        help=f"output format: {', '.join(choices)} (default: {default})",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -153,7 +200,7 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         type=Path,
         default=d(None),
         metavar="FILE",
-        help="TOML policy: pin, exclude or prefer scopes (see README)",
+        help="TOML policy: pin, exclude or prefer scopes (see docs/policy.md)",
     )
     g.add_argument(
         "--validate-specs",
@@ -162,8 +209,20 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         help="also validate OpenAPI specs strictly, sandboxed (pip install 'ramscope[validate]')",
     )
     g.add_argument("--no-progress", action="store_true", default=d(False), help="no progress bars")
-    g.add_argument("-q", "--quiet", action="count", default=d(0), help="less output")
-    g.add_argument("-v", "--verbose", action="count", default=d(0), help="more output")
+    g.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=d(0),
+        help="no diagnostics or notes on stderr (the exit code still tells); text lists errors only",
+    )
+    g.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=d(0),
+        help="every diagnostic on stderr (warnings and info too); text lists info too",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,26 +237,55 @@ class _Command:
 
 
 def _configure_validate(p: argparse.ArgumentParser) -> None:
-    p.add_argument("cards", nargs="+", metavar="CARD", help="card or manifest file (JSON or YAML; - for stdin)")
-    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    p.add_argument(
+        "cards",
+        nargs="+",
+        metavar="CARD",
+        help="card or manifest files (JSON or YAML; - for stdin), directories of them, or glob patterns",
+    )
+    _format_option(p, ("text", "json", "sarif"), "text")
 
 
 def _run_validate(args: argparse.Namespace) -> int:
     from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text  # noqa: PLC0415
 
     results: list[CardDiagnostics] = []
-    for path in args.cards:
-        card = load_card(path)
+    unreadable = False
+    paths = expand_card_args(args.cards)
+    for path in paths:
+        try:
+            card = load_card(path)
+        except InputError as exc:
+            if len(args.cards) == 1 and path == args.cards[0]:
+                raise  # the one file named: its error is the answer
+            _fail(str(exc))  # one of many: said, and the others still checked
+            unreadable = True
+            continue
         results.append(CardDiagnostics(card, validate(card)))
     out = sys.stdout
     if args.format == "text":
         min_sev = Severity.ERROR if args.quiet >= 1 else Severity.INFO
-        out.write(render_text(results, min_severity=min_sev))
-    elif args.format == "json":
-        docs = render_json(results)
-        _write_json(out, docs[0] if len(docs) == 1 else docs)
+        if results:
+            out.write(render_text(results, min_severity=min_sev))
     else:
-        _write_json(out, render_sarif(results))
+        if args.format == "json":
+            docs = render_json(results)
+            # One file named: one object, as before; directories, globs and several files: a list.
+            _write_json(out, docs[0] if len(docs) == 1 and paths == args.cards == [args.cards[0]] else docs)
+        else:
+            _write_json(out, render_sarif(results))
+        if not args.quiet:
+            # stdout is a document for machines: the errors are said where people look, too.
+            from .outputs.diagnostics import Finding, diagnostic_line  # noqa: PLC0415
+
+            for res in results:
+                for d in res.diagnostics:
+                    if d.severity is Severity.ERROR or args.verbose:
+                        sys.stderr.write(
+                            diagnostic_line(res.card.source, res.card.position(d.path), Finding.of(d)) + "\n"
+                        )
+    if unreadable:
+        return EXIT_USAGE
     return EXIT_INVALID if any(has_errors(r.diagnostics) for r in results) else EXIT_OK
 
 
@@ -243,6 +331,10 @@ def _run_fetch(args: argparse.Namespace) -> int:
         for d in diagnostics:
             sys.stderr.write(f"ramscope: {d.severity.value}: {for_terminal(d.message)} [{d.code}]\n")
     if failed:
+        if not args.quiet:
+            for o in failed:
+                why = for_terminal(str(o.error) if o.error else "not fetched", max_len=MAX_ERROR_CHARS)
+                sys.stderr.write(f"ramscope: error: {for_terminal(o.ref.url)}: {why}\n")
         sys.stderr.write(f"ramscope: {len(failed)} of {len(outcomes)} specs could not be fetched\n")
         return EXIT_INCOMPLETE
     return EXIT_OK
@@ -314,6 +406,26 @@ class _Derived:
         return EXIT_OK
 
 
+def _say_findings(args: argparse.Namespace, report: Report | StoredReport, *, positions: bool = True) -> None:
+    """One line per failing item on stderr, as `validate` prints them (``file:line:col: error[code]
+    path: message``): the card's errors (exit 1), each access whose permissions are unknown (exit 3).
+    ``-v``: every finding; ``-q``: none (the exit code still says it)."""
+    if args.quiet:
+        return
+    from .outputs.diagnostics import diagnostic_line, findings, is_failing  # noqa: PLC0415
+
+    shown = [f for f in findings(report) if args.verbose or is_failing(f)]
+    if not shown:
+        return
+    card = report.card if isinstance(report, Report) else None
+    if card is None and positions and report.card_source != "-":
+        with contextlib.suppress(InputError):
+            card = load_card(report.card_source)  # a reused report: only for line and column
+    for f in shown:
+        pos = card.position(f.path) if card is not None and f.source is None else None
+        sys.stderr.write(diagnostic_line(f.source or report.card_source, pos, f) + "\n")
+
+
 def _reports(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[Report], int]:
     """Derive every card; an unreadable card is reported and the others still derived."""
     derived = _Derived(args, expand_card_args(paths))
@@ -339,7 +451,7 @@ def _emit(args: argparse.Namespace, text: str) -> None:
 def _configure_derive(p: argparse.ArgumentParser) -> None:
     p.add_argument("cards", nargs="+", metavar="CARD", help="cards, directories of cards, or globs")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here (atomically)")
-    p.add_argument("--format", choices=("json", "text"), default="json")
+    _format_option(p, ("json", "text"), "json")
     p.add_argument(
         "--no-reuse",
         action="store_true",
@@ -376,15 +488,18 @@ def _run_derive(args: argparse.Namespace) -> int:
 
             color = args.output is None and sys.stdout.isatty()
             for r in derived:
-                write(render_report_text(r, color=color))
+                write(render_report_text(r, color=color, min_severity=_text_severity(args)))
+                _say_findings(args, r)
         elif len(paths) == 1 and len(args.cards) == 1:
             reports = list(derived.as_json())
             if len(reports) == 1 and derived.worst == EXIT_OK:
                 write(json.dumps(reports[0].to_dict(), indent=2, ensure_ascii=False) + "\n")
+                _say_findings(args, reports[0])
         else:
             # Batches are JSON Lines: one report per line, streamable and greppable.
             for one in derived.as_json():
                 write(_report_line(one))
+                _say_findings(args, one)
         if not derived.codes and derived.worst != EXIT_OK:
             # Every card was unreadable (each said so on stderr): no report exists, so no file is
             # written; an empty `-o` file would read as a report of nothing.
@@ -405,7 +520,7 @@ def _run_derive_skill(args: argparse.Namespace, paths: Sequence[str], derived: _
             for r in derived:
                 one = restrict_report(r, args.skill)
                 codes.add(one.exit_code)
-                write(render_report_text(one, color=color))
+                write(render_report_text(one, color=color, min_severity=_text_severity(args)))
         else:
             docs = (restrict_report_dict(one.to_dict(), args.skill) for one in derived.as_json())
             single = len(paths) == 1 and len(args.cards) == 1
@@ -420,15 +535,27 @@ def _run_derive_skill(args: argparse.Namespace, paths: Sequence[str], derived: _
     return EXIT_OK
 
 
+def _text_severity(args: argparse.Namespace) -> Severity:
+    """What text output lists under its tables: errors and warnings; -q errors only; -v info too."""
+    if args.quiet:
+        return Severity.ERROR
+    return Severity.INFO if args.verbose else Severity.WARNING
+
+
 def _configure_scopes(p: argparse.ArgumentParser) -> None:
     p.add_argument("cards", nargs="+", metavar="CARD", help="cards, directories of cards, or globs")
     p.add_argument(
         "--tier",
         choices=("required", "recommended", "optional"),
         default="optional",
-        help="cumulative tier (default optional: everything)",
+        help="cumulative tier: required, recommended or optional (default: optional, everything)",
     )
-    p.add_argument("--identity", choices=("end_user", "agent", "all"), default="all")
+    p.add_argument(
+        "--identity",
+        choices=("end_user", "agent", "all"),
+        default="all",
+        help="whose scopes: end_user, agent or all (default: all)",
+    )
 
 
 def _run_scopes(args: argparse.Namespace) -> int:
@@ -437,11 +564,16 @@ def _run_scopes(args: argparse.Namespace) -> int:
     idents = ("END_USER", "AGENT") if args.identity == "all" else (args.identity.upper(),)
     scopes: set[str] = set()
     for r in reports:
+        _say_findings(args, r)
+        if not r.card_valid:
+            continue  # nothing derived from an invalid card is granted (its errors were said)
         for ident in idents:
             it = r.tiers[tier].identities[ident]
             scopes.update(it.scopes)
+            if args.quiet:
+                continue
             if it.credentials:
-                # stdout is scopes only (CONTRACT.md); a credential that is not a scope must still be said.
+                # stdout is scopes only (docs/cli.md); a credential that is not a scope must still be said.
                 creds = ", ".join(f"{for_terminal(c['scheme'])} ({c['type']})" for c in it.credentials)
                 sys.stderr.write(
                     f"ramscope: note: {for_terminal(r.card_source)}: {tier} {ident} also needs credentials "
@@ -468,7 +600,7 @@ def _run_scopes(args: argparse.Namespace) -> int:
 def _configure_consent(p: argparse.ArgumentParser) -> None:
     p.add_argument("card", metavar="CARD")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
-    p.add_argument("--format", choices=("json", "markdown", "html"), default="json")
+    _format_option(p, ("json", "markdown", "html"), "json")
     p.add_argument("--skill", metavar="ID", help="ask only for what this skill uses (per-skill extension)")
 
 
@@ -495,39 +627,60 @@ def _run_consent(args: argparse.Namespace) -> int:
     else:
         text = render_html(data)
     _emit(args, text)
+    _say_findings(args, report)
     return report.exit_code
 
 
 def _configure_diff(p: argparse.ArgumentParser) -> None:
     p.add_argument("old", metavar="OLD", help="the old card, or a saved `derive` JSON report")
     p.add_argument("new", metavar="NEW", help="the new card, or a saved `derive` JSON report")
-    p.add_argument("--format", choices=("json", "text"), default="json")
+    _format_option(p, ("json", "text"), "json")
 
 
-def _report_dict(engine: Engine, path: str) -> dict[str, Any]:
+def _report_dict(engine: Engine, path: str) -> tuple[dict[str, Any], Report | StoredReport]:
+    """The report of a card (derived) or a saved report (checked), with what :func:`_say_findings` reads."""
     from .outputs.diff import check_report_shape  # noqa: PLC0415
 
     card = load_card(path)
     if card.document.get("report_version") is not None and "tiers" in card.document:
         saved = dict(card.document)  # a saved report: a stranger's file too, checked before use
         check_report_shape(saved, source=path)
-        return saved
-    result: dict[str, Any] = engine.derive(card).to_dict()
-    return result
+        # Its diagnostics are said without line and column: they point into a card we do not have.
+        as_stored = StoredReport(card_source=path, exit_code=0, json=json.dumps(saved).encode())
+        return saved, as_stored
+    report = engine.derive(card)
+    return report.to_dict(), report
 
 
 def _run_diff(args: argparse.Namespace) -> int:
     with _engine(args) as engine:
-        old = _report_dict(engine, args.old)
-        new = _report_dict(engine, args.new)
-    from .outputs.diff import diff_reports, render_diff_text  # noqa: PLC0415
+        old, old_report = _report_dict(engine, args.old)
+        new, new_report = _report_dict(engine, args.new)
+    from .outputs.diff import diff_reports, render_diff_text, risk_line  # noqa: PLC0415
 
     d = diff_reports(old, new)
     if args.format == "json":
         sys.stdout.write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render_diff_text(d))
-    if d["new_permissions"]:
+    old_valid, new_valid = d["old"].get("valid") is not False, d["new"].get("valid") is not False
+    if not args.quiet:
+        if not old_valid:
+            sys.stderr.write(
+                f"ramscope: warning: {for_terminal(args.old)}: the old card is invalid; "
+                "what can be compared is compared\n"
+            )
+        for side in (old_report, new_report):
+            if isinstance(side, Report):
+                _say_findings(args, side)
+            elif args.verbose or side.to_dict().get("complete") is False:
+                _say_findings(args, side, positions=False)
+        if new_valid:
+            for r in d["risks"]:
+                sys.stderr.write(f"ramscope: {risk_line(r)}\n")
+    if not new_valid:
+        return EXIT_INVALID
+    if d["risks"] or d["new_permissions"]:
         return EXIT_DIFF_NEW_PERMISSIONS
     return EXIT_OK if d["complete"] else EXIT_INCOMPLETE
 
@@ -571,7 +724,7 @@ def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tupl
 def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("cards", nargs="+", metavar="CARD", help="cards, saved `derive` reports, directories or globs")
     p.add_argument("--rules", type=Path, required=True, metavar="RULES.toml", help="the organisation's rules")
-    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    _format_option(p, ("text", "json", "sarif"), "text")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
 
 
@@ -595,7 +748,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
 def _configure_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("card", metavar="CARD", help="a card or a saved `derive` report")
-    p.add_argument("--format", choices=("cedar", "cedar-schema", "json"), default="cedar")
+    _format_option(p, ("cedar", "cedar-schema", "json"), "cedar")
     p.add_argument("--schema", type=Path, metavar="FILE", help="with --format cedar: also write the Cedar schema here")
     p.add_argument("--skill", metavar="ID", help="only what this skill may do (per-skill permission sets)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
@@ -634,7 +787,7 @@ def _exit_from_dict(report: Mapping[str, Any]) -> int:
 def _configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("cards", nargs="+", metavar="CARD", help="cards or saved `derive` reports")
     p.add_argument("--rank", action="store_true", help="order least-privileged first (the rule is stated)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    _format_option(p, ("text", "json"), "text")
 
 
 def _run_compare(args: argparse.Namespace) -> int:
@@ -744,6 +897,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ramscope",
         description="Derive least-privilege permission sets from an A2A agent card's Resource Access Manifest.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ramscope {__version__}")
     _add_global_options(parser, in_subcommand=False)
@@ -753,7 +908,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for cmd in COMMANDS:
         if only is not None and cmd.name != only:
             continue
-        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        p = sub.add_parser(
+            cmd.name,
+            help=cmd.help,
+            description=cmd.help,
+            epilog=EXIT_CODES_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         cmd.configure(p)
         _add_global_options(p, in_subcommand=True)
         p.set_defaults(_run=cmd.run)

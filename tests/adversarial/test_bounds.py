@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ramscope.config import Settings
-from ramscope.derive import MAX_SUGGESTED_ACCESSES, Engine
+from ramscope.derive import Engine
+from ramscope.derive.resolution import MAX_SUGGESTED_ACCESSES
 from ramscope.resolve import SUGGEST_MAX_CHARS, resolve
 from ramscope.specs import SpecKind, build_index
 from tests._specs import make_spec, rest_operation

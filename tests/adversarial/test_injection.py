@@ -181,9 +181,15 @@ def test_cli_outputs_are_neutralised(args: list[str], card_file: Path, tmp_path:
         _no_raw_controls(r.out)
 
 
-def test_scopes_cannot_smuggle_extra_lines(card_file: Path, tmp_path: Path) -> None:
-    """`scopes` prints one scope per line: a scope holding CR/LF stays on its line, escaped, and is reported."""
+def test_scopes_cannot_smuggle_extra_lines(served: LocalHTTPServer, tmp_path: Path) -> None:
+    """`scopes` prints one scope per line: a scope holding CR/LF stays on its line, escaped, and is reported.
+    (The card is the hostile one without its dangling access: `scopes` grants nothing for an invalid card.)"""
+    doc = hostile_card(served.url("/openapi.json"))
+    del doc["resourceAccessManifest"]["resource_accesses"][1]
+    card_file = tmp_path / "valid.json"
+    card_file.write_bytes(dumps(doc))
     r = run_ramscope(["--allow-private-network", "--cache-dir", str(tmp_path / "c"), "scopes", str(card_file)])
+    assert r.returncode == 0, r.err
     lines = r.out.splitlines()
     assert len(lines) == 1, lines
     assert lines[0].startswith("evil[/bold]")

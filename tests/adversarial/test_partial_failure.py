@@ -113,10 +113,34 @@ def test_one_unreachable_one_corrupt_one_oversize_of_five(tmp_path: Path) -> Non
 # --------------------------------------------------------------------------- signals
 
 
+def _default_sigint() -> None:
+    # Runs in the child before exec: an ignored SIGINT is inherited across exec, and Python installs
+    # its KeyboardInterrupt handler only where SIGINT is at its default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(args: list[str], **kw: Any) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(), **kw
+        [sys.executable, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        preexec_fn=_default_sigint,  # noqa: PLW1509 - one async-signal-safe call, from the main thread
+        **kw,
     )
+
+
+def test_the_child_gets_default_sigint_handling_even_when_the_runner_ignores_it() -> None:
+    """`nohup` and some CI runners start pytest with SIGINT ignored, which a child inherits (Python then
+    installs no KeyboardInterrupt handler): the signal tests must test ramscope, not the runner."""
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc = _spawn(["-c", probe])
+        out, err = proc.communicate(timeout=30)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert out == b"True\n", err
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

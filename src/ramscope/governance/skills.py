@@ -25,6 +25,7 @@ tiers (the report's ``skills`` section); :func:`restrict_report_dict` and
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -262,6 +263,19 @@ def _unknown_skill(skill: str, known: Sequence[str], source: str) -> InputError:
     )
 
 
+_ACCESS_POINTER = re.compile(r"/(?:resource_accesses|resourceAccesses)/(\d+)(?:/|$)")
+
+
+def _other_access(path: str, all_ids: Sequence[str], members: set[str]) -> bool:
+    """Whether a diagnostic at ``path`` concerns an access outside the skill (reports list every
+    access in manifest order, so the index in the pointer names it)."""
+    m = _ACCESS_POINTER.search(path or "")
+    if m is None:
+        return False
+    i = int(m.group(1))
+    return i < len(all_ids) and all_ids[i] not in members
+
+
 def restrict_report_dict(report: Mapping[str, Any], skill: str) -> dict[str, Any]:
     """One skill's report: its accesses only, its own cumulative tiers (from the ``skills`` section)."""
     skills = report.get("skills")
@@ -272,7 +286,13 @@ def restrict_report_dict(report: Mapping[str, Any], skill: str) -> dict[str, Any
     entry = skills[skill]
     members = set(entry.get("accesses") or [])
     out = dict(report)
+    all_ids = [str(a.get("id")) for a in report.get("accesses") or [] if isinstance(a, Mapping)]
     out["accesses"] = [a for a in report.get("accesses") or [] if isinstance(a, Mapping) and a.get("id") in members]
+    out["diagnostics"] = [
+        d
+        for d in report.get("diagnostics") or []
+        if not (isinstance(d, Mapping) and _other_access(str(d.get("path", "")), all_ids, members))
+    ]
     out["tiers"] = entry["tiers"]
     out["complete"] = all(a.get("complete") is not False for a in out["accesses"])
     out["skills"] = {skill: entry}
@@ -287,9 +307,11 @@ def restrict_report(report: Report, skill: str) -> Report:
         raise _unknown_skill(skill, list(skills), report.card_source)
     entry = skills[skill]
     members = set(entry.accesses)
+    all_ids = [a.id for a in report.accesses]
     return dataclasses.replace(
         report,
         accesses=[a for a in report.accesses if a.id in members],
+        diagnostics=[(d, src) for d, src in report.diagnostics if not _other_access(d.path, all_ids, members)],
         tiers=entry.tiers,
         skills={skill: entry},
         skill=skill,

@@ -15,9 +15,11 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping
+from pathlib import PurePath
 from typing import Any
 
 from .._text import for_terminal
+from ..diagnostics import Severity
 from ..naming import check_display_name
 from .report import IDENTITIES, TIERS, Report
 
@@ -27,7 +29,36 @@ CONSENT_VERSION = 1
 
 
 def consent_data(report: Report, *, description: str = "", provider: str = "") -> dict[str, Any]:
-    """The consent screen as data: what to grant, to acknowledge, and why."""
+    """The consent screen as data: what to grant, to acknowledge, and why.
+
+    The permissions shown are the ones the orchestrator requests: the cumulative OPTIONAL tier's
+    scopes and credentials, each under the resources whose accesses it serves. That is not each
+    access's own choice when one scope covers several accesses more narrowly than their own
+    choices together. An invalid card offers nothing to grant: its data says why instead.
+    """
+    agent = {
+        "name": report.card_name,
+        "description": description,
+        "provider": provider,
+        "source": report.card_source,
+        "sha256": report.card_sha256,
+    }
+    if not report.card_valid:
+        return {
+            "consent_version": CONSENT_VERSION,
+            "agent": agent,
+            "valid": False,
+            "complete": False,
+            "errors": [
+                {"code": d.code, "path": d.path, "message": d.message}
+                for d, source in report.diagnostics
+                if source is None and d.severity is Severity.ERROR and not d.code.startswith("access-")
+            ],
+            "resources": [],
+            "tiers": None,
+            "other_permissions": [],
+            "incomplete": [],
+        }
     resources: dict[str, dict[str, Any]] = {}
     spec_by_resource: dict[str, Mapping[str, Any]] = {}
     for s in report.specs:
@@ -44,7 +75,7 @@ def consent_data(report: Report, *, description: str = "", provider: str = "") -
                 "spec": _spec_summary(spec_by_resource.get(a.resource)),
                 "name_check": _name_check(a.display_name or a.resource, spec_by_resource.get(a.resource)),
                 "permissions": {},
-                "credentials": [],
+                "credentials": {},
                 "accesses": [],
                 "complete": True,
             },
@@ -64,24 +95,7 @@ def consent_data(report: Report, *, description: str = "", provider: str = "") -
         )
         if not a.complete:
             r["complete"] = False
-        for scope in a.scopes or []:
-            p = r["permissions"].setdefault(
-                scope,
-                {
-                    "scope": scope,
-                    "description": a.scope_descriptions.get(scope),
-                    "identities": [],
-                    "necessity": a.necessity,
-                    "accesses": [],
-                },
-            )
-            if a.identity not in p["identities"]:
-                p["identities"].append(a.identity)
-            p["accesses"].append(a.id)
-            p["necessity"] = _strongest(p["necessity"], a.necessity)
-        for cred in a.credentials or []:
-            if cred not in r["credentials"]:
-                r["credentials"].append(cred)
+    other = _place_tier_permissions(report, resources)
     ordered = sorted(resources.values(), key=lambda r: (r["action"] != "grant", r["display_name"]))
     for r in ordered:
         r["permissions"] = sorted(r["permissions"].values(), key=lambda p: (_rank(p["necessity"]), p["scope"]))
@@ -100,20 +114,74 @@ def consent_data(report: Report, *, description: str = "", provider: str = "") -
         }
     return {
         "consent_version": CONSENT_VERSION,
-        "agent": {
-            "name": report.card_name,
-            "description": description,
-            "provider": provider,
-            "source": report.card_source,
-            "sha256": report.card_sha256,
-        },
+        "agent": agent,
+        "valid": True,
         "complete": report.complete,
+        "errors": [],
         "resources": ordered,
         "tiers": tiers,
+        "other_permissions": other,
         "incomplete": [
             {"access": a.id, "reason": a.reason, "message": a.reason_message} for a in report.accesses if not a.complete
         ],
     }
+
+
+def _place_tier_permissions(report: Report, resources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Put each scope and credential of the OPTIONAL tier (everything the agent may ask for) under
+    the resources whose accesses it serves; return the ones that serve none (never dropped)."""
+    by_id = {a.id: a for a in report.accesses}
+    other: list[dict[str, Any]] = []
+    tier = report.tiers[TIERS[-1]]
+    for ident in IDENTITIES:
+        for perm in tier.identities[ident].permissions:
+            served = [by_id[x] for x in perm["accesses"] if x in by_id]
+            necessity = "OPTIONAL"
+            for a in served:
+                necessity = _strongest(necessity, a.necessity)
+            placed = False
+            for rid in dict.fromkeys(a.resource for a in served):
+                r = resources.get(rid)
+                if r is None:
+                    continue
+                placed = True
+                mine = [a.id for a in served if a.resource == rid]
+                if perm["scope"] is not None:
+                    _merge(r["permissions"], perm["scope"], perm, ident, necessity, mine)
+                else:
+                    key = f"{perm['namespace']}\x00{perm['scheme']}\x00{perm['type']}"
+                    _merge(r["credentials"], key, perm, ident, necessity, mine)
+            if not placed:
+                other.append(dict(perm, identities=[ident], necessity=necessity))
+    for r in resources.values():
+        r["credentials"] = sorted(r["credentials"].values(), key=lambda c: (_rank(c["necessity"]), c["scheme"]))
+    return other
+
+
+def _merge(
+    into: dict[str, dict[str, Any]], key: str, perm: Mapping[str, Any], ident: str, necessity: str, accesses: list[str]
+) -> None:
+    entry = into.setdefault(
+        key,
+        {
+            "scope": perm["scope"],
+            "namespace": perm["namespace"],
+            "scheme": perm["scheme"],
+            "type": perm["type"],
+            "description": perm["description"],
+            "name": perm.get("name"),
+            "admin_consent": bool(perm.get("admin_consent")),
+            "identities": [],
+            "necessity": necessity,
+            "accesses": [],
+        },
+    )
+    if ident not in entry["identities"]:
+        entry["identities"].append(ident)
+    entry["necessity"] = _strongest(entry["necessity"], necessity)
+    entry["accesses"] += [a for a in accesses if a not in entry["accesses"]]
+    if entry["description"] is None:
+        entry["description"] = perm["description"]
 
 
 def _spec_summary(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -181,9 +249,45 @@ def md_code(text: object, *, in_table: bool = False) -> str:
     return f"{fence}{pad}{body}{pad}{fence}"
 
 
+def _title(agent: Mapping[str, Any]) -> str:
+    """The agent's name; a bare manifest has none: its file's stem, not a path to escape."""
+    if agent.get("name"):
+        return str(agent["name"])
+    source = str(agent.get("source") or "")
+    if not source or source == "-":
+        return "This agent"
+    name = PurePath(source).name
+    for suffix in (".json", ".yaml", ".yml", ".ram"):  # petstore.ram.yaml -> petstore
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def _permission_rows(r: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The table's rows: the tier's scopes, then its credentials, for one resource."""
+    rows = [
+        dict(
+            p,
+            label=p.get("name") or p["scope"],
+            what=(p["description"] or "(no description)")
+            + (" An administrator of your organisation must approve it." if p.get("admin_consent") else ""),
+        )
+        for p in r["permissions"]
+    ]
+    rows += [
+        dict(c, label=c["scheme"], what=f"a credential ({c['type']}), not an OAuth scope") for c in r["credentials"]
+    ]
+    return rows
+
+
 def render_markdown(data: Mapping[str, Any]) -> str:
     agent = data["agent"]
-    lines = [f"# {md(agent['name'] or agent['source'])} asks for access", ""]
+    if not data.get("valid", True):
+        lines = [f"# {md(_title(agent))}: this card is invalid", ""]
+        lines += ["Nothing can be granted to an agent whose card is invalid. Its errors:", ""]
+        lines += [f"- {md_code(e['code'])} at {md_code(e['path'] or '/')}: {md(e['message'])}" for e in data["errors"]]
+        return "\n".join(lines) + "\n"
+    lines = [f"# {md(_title(agent))} asks for access", ""]
     if agent.get("description"):
         lines += [md(agent["description"]), ""]
     if not data["complete"]:
@@ -206,17 +310,18 @@ def render_markdown(data: Mapping[str, Any]) -> str:
             lines += [f"> **Warning: this name may be misleading.** {md(check['message'])}", ""]
         elif check.get("status") == "mismatch":
             lines += [f"> **Note:** {md(check['message'])}", ""]
-        if r["permissions"]:
-            lines += ["| Permission | What the provider says it allows | Needed | Used by |", "|---|---|---|---|"]
-            for p in r["permissions"]:
+        rows = _permission_rows(r)
+        if rows:
+            lines += [
+                "| Permission | What the provider says it allows | Needed | Used by | For |",
+                "|---|---|---|---|---|",
+            ]
+            for p in rows:
                 lines.append(
-                    f"| {md_code(p['scope'], in_table=True)} | {md(p['description'] or '(no description)')} | "
-                    f"{md(p['necessity'].lower())} | {md(_whose(p['identities']))} |"
+                    f"| {md_code(p['label'], in_table=True)} | {md(p['what'])} | "
+                    f"{md(p['necessity'].lower())} | {md(_whose(p['identities']))} | "
+                    f"{', '.join(md_code(a, in_table=True) for a in p['accesses'])} |"
                 )
-            lines.append("")
-        for c in r["credentials"]:
-            lines.append(f"- Uses a credential: {md(c['scheme'])} ({md(c['type'])})")
-        if r["credentials"]:
             lines.append("")
         lines.append("Why:")
         lines.append("")
@@ -227,6 +332,8 @@ def render_markdown(data: Mapping[str, Any]) -> str:
                 f"- {md(a['justification'] or '(no reason given)')} ({md(a['necessity'].lower())}; {hitl}){state}"
             )
         lines.append("")
+    for p in data.get("other_permissions", []):
+        lines.append(f"- Also requested: {md_code(p['scope'] or p['scheme'])} ({md(p['type'])})")
     lines += ["## Consent in steps", ""]
     for name, t in data["tiers"].items():
         added = t["END_USER"]["added_scopes"]
@@ -250,7 +357,8 @@ def h(text: object) -> str:
 
 def render_html(data: Mapping[str, Any]) -> str:
     agent = data["agent"]
-    title = f"{agent['name'] or agent['source']} asks for access"
+    valid = data.get("valid", True)
+    title = f"{_title(agent)} asks for access" if valid else f"{_title(agent)}: this card is invalid"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -269,6 +377,16 @@ def render_html(data: Mapping[str, Any]) -> str:
         "</style></head><body>",
         f"<h1>{h(title)}</h1>",
     ]
+    if not valid:
+        items = "".join(
+            f"<li><code>{h(e['code'])}</code> at <code>{h(e['path'] or '/')}</code>: {h(e['message'])}</li>"
+            for e in data["errors"]
+        )
+        parts.append(
+            '<div class="warn" role="alert"><strong>Nothing can be granted</strong> to an agent whose card is '
+            f"invalid. Its errors:<ul>{items}</ul></div></body></html>"
+        )
+        return "\n".join(parts) + "\n"
     if agent.get("description"):
         parts.append(f"<p>{h(agent['description'])}</p>")
     if not data["complete"]:
@@ -296,18 +414,18 @@ def render_html(data: Mapping[str, Any]) -> str:
             )
         elif check.get("status") == "mismatch":
             parts.append(f"<p><em>Note:</em> {h(check['message'])}</p>")
-        if r["permissions"]:
+        perm_rows = _permission_rows(r)
+        if perm_rows:
             rows = "".join(
-                f"<tr><td><code>{h(p['scope'])}</code></td><td>{h(p['description'] or '(no description)')}</td>"
-                f"<td>{_tag(p['necessity'])}</td><td>{h(_whose(p['identities']))}</td></tr>"
-                for p in r["permissions"]
+                f"<tr><td><code>{h(p['label'])}</code></td><td>{h(p['what'])}</td>"
+                f"<td>{_tag(p['necessity'])}</td><td>{h(_whose(p['identities']))}</td>"
+                f"<td>{', '.join(f'<code>{h(a)}</code>' for a in p['accesses'])}</td></tr>"
+                for p in perm_rows
             )
             parts.append(
                 "<table><thead><tr><th>Permission</th><th>What the provider says it allows</th><th>Needed</th>"
-                f"<th>Used by</th></tr></thead><tbody>{rows}</tbody></table>"
+                f"<th>Used by</th><th>For</th></tr></thead><tbody>{rows}</tbody></table>"
             )
-        for c in r["credentials"]:
-            parts.append(f"<p>Uses a credential: <code>{h(c['scheme'])}</code> ({h(c['type'])})</p>")
         why: list[str] = []
         for a in r["accesses"]:
             hitl = "asks you first" if a["confirmation_required"] else "does not ask first"
@@ -316,6 +434,8 @@ def render_html(data: Mapping[str, Any]) -> str:
                 f"<li>{h(a['justification'] or '(no reason given)')} {_tag(a['necessity'])} &middot; {hitl}{state}</li>"
             )
         parts.append(f"<p>Why:</p><ul>{''.join(why)}</ul></section>")
+    for p in data.get("other_permissions", []):
+        parts.append(f"<p>Also requested: <code>{h(p['scope'] or p['scheme'])}</code> ({h(p['type'])})</p>")
     parts.append("<h2>Consent in steps</h2><ol>")
     for name, t in data["tiers"].items():
         added = ", ".join(f"<code>{h(s)}</code>" for s in t["END_USER"]["added_scopes"]) or "nothing new"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,8 +10,20 @@ from .._text import for_terminal
 from .._version import __version__
 from ..card import Card
 from ..diagnostics import Diagnostic, Severity, all_rules, count_by_severity
+from .report import Report, StoredReport
 
-__all__ = ["CardDiagnostics", "render_json", "render_sarif", "render_text", "rules_markdown", "summary_line"]
+__all__ = [
+    "CardDiagnostics",
+    "Finding",
+    "diagnostic_line",
+    "findings",
+    "is_failing",
+    "render_json",
+    "render_sarif",
+    "render_text",
+    "rules_markdown",
+    "summary_line",
+]
 
 INFORMATION_URI = "https://github.com/a2aproject/A2A/issues/1426"
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -33,6 +45,14 @@ def summary_line(diags: Sequence[Diagnostic]) -> str:
     return ", ".join(parts) if parts else "no problems"
 
 
+def diagnostic_line(source: str, position: tuple[int, int] | None, d: Finding) -> str:
+    """One finding the way compilers print them: ``file:line:col: severity[code] path: message``."""
+    where = for_terminal(source)
+    if position:
+        where += f":{position[0]}:{position[1]}"
+    return f"{where}: {d.severity}[{d.code}] {for_terminal(d.path or '/')}: {for_terminal(d.message)}"
+
+
 def render_text(results: Sequence[CardDiagnostics], *, min_severity: Severity = Severity.INFO) -> str:
     lines: list[str] = []
     for res in results:
@@ -41,16 +61,68 @@ def render_text(results: Sequence[CardDiagnostics], *, min_severity: Severity = 
         positioned = [(res.card.position(d.path), i, d) for i, d in enumerate(shown)]
         positioned.sort(key=lambda t: (t[0] or (0, 0), t[1]))
         for pos, _, d in positioned:
-            where = for_terminal(res.card.source)
-            if pos:
-                where += f":{pos[0]}:{pos[1]}"
-            lines.append(
-                f"{where}: {d.severity.value}[{d.code}] {for_terminal(d.path or '/')}: {for_terminal(d.message)}"
-            )
+            lines.append(diagnostic_line(res.card.source, pos, Finding.of(d)))
             if d.hint:
                 lines.append(f"    hint: {for_terminal(d.hint)}")
         lines.append(f"{for_terminal(res.card.source)}: {summary_line(res.diagnostics)}")
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A diagnostic as a report holds it (a :class:`Diagnostic` and its source, or its JSON)."""
+
+    code: str
+    severity: str
+    path: str
+    message: str
+    hint: str | None = None
+    #: The spec URL a finding points into; None: the card.
+    source: str | None = None
+
+    @classmethod
+    def of(cls, d: Diagnostic, source: str | None = None) -> Finding:
+        return cls(d.code, d.severity.value, d.path, d.message, d.hint, source)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Finding:
+        return cls(
+            str(doc.get("code", "")),
+            str(doc.get("severity", "")),
+            str(doc.get("path") or ""),
+            str(doc.get("message", "")),
+            doc.get("hint") if isinstance(doc.get("hint"), str) else None,
+            doc.get("source") if isinstance(doc.get("source"), str) else None,
+        )
+
+    @property
+    def rank(self) -> int:
+        try:
+            return Severity(self.severity).rank
+        except ValueError:
+            return 0  # an unknown severity from a saved report is shown, not hidden
+
+
+#: Errors that make a report's exit code non-zero: the card's own (1) and each access whose permissions
+#: are unknown (3). Other errors (a spec that could not be fetched ...) are the reasons for those.
+_FAILING_STAGES = frozenset({"parse", "validate"})
+_FAILING_CODES = frozenset({"access-unresolved", "access-undetermined"})
+
+
+def is_failing(d: Finding) -> bool:
+    if d.severity != Severity.ERROR.value or d.source is not None:
+        return False
+    if d.code in _FAILING_CODES:
+        return True
+    stage = {r.code: r.stage for r in all_rules()}.get(d.code)
+    return stage in _FAILING_STAGES
+
+
+def findings(report: Report | StoredReport) -> list[Finding]:
+    if isinstance(report, Report):
+        return [Finding.of(d, source) for d, source in report.diagnostics]
+    diags = report.to_dict().get("diagnostics")
+    return [Finding.from_json(d) for d in diags if isinstance(d, dict)] if isinstance(diags, list) else []
 
 
 def _card_json(res: CardDiagnostics) -> dict[str, Any]:

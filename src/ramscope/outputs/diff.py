@@ -4,6 +4,10 @@ Works on report dicts (``Report.to_dict()`` or a saved ``derive`` JSON), so a
 reviewer can diff a report exported last release against today's card.
 Fail closed: if either side is incomplete the diff says so, since "nothing new"
 cannot be claimed about permissions that were not determined.
+
+``risks`` lists everything a reviewer must look at, and makes ``ramscope diff`` exit 4: a new
+scope, grant or credential, a new third-party data egress (acknowledgment), a human confirmation
+the new version no longer asks for, and an identity the agent did not act as before.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from .._text import for_terminal
 from ..errors import InputError
 from .report import IDENTITIES, TIERS
 
-__all__ = ["check_report_shape", "diff_reports", "render_diff_text"]
+__all__ = ["check_report_shape", "diff_reports", "render_diff_text", "risk_line"]
 
 DIFF_VERSION = 1
 
@@ -82,11 +86,15 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
     check_report_shape(new)
     tiers: dict[str, Any] = {}
     new_permissions = False
+    risks: list[dict[str, str]] = []
     for name in TIERS:
         to, tn = old["tiers"][name], new["tiers"][name]
         entry: dict[str, Any] = {}
         for ident in IDENTITIES:
             a, b = to[ident], tn[ident]
+            if _strs(a.get("accesses")) and _strs(b.get("accesses")) and b["accesses"] and not a["accesses"]:
+                # The agent now acts as someone it did not act as before (its own account, or you).
+                risks.append({"kind": "new-identity", "tier": name, "item": ident})
             added = sorted(set(b["scopes"]) - set(a["scopes"]))
             removed = sorted(set(a["scopes"]) - set(b["scopes"]))
             # A scope name can stay the same while its authorization server changes.
@@ -104,14 +112,28 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
                 "blast_radius": {"old": a.get("blast_radius"), "new": b.get("blast_radius")},
             }
             new_permissions |= bool(added or added_grants or added_creds)
+            risks += [{"kind": "new-scope", "tier": name, "identity": ident, "item": s} for s in added]
+            risks += [
+                {"kind": "new-grant", "tier": name, "identity": ident, "item": f"{s} ({n})"}
+                for n, s in added_grants
+                if s not in added  # the same scope name behind another authorization server
+            ]
+            risks += [
+                {"kind": "new-credential", "tier": name, "identity": ident, "item": f"{s} ({t})"}
+                for _, s, t in added_creds
+            ]
         added_acks = sorted(set(tn["acknowledgments"]) - set(to["acknowledgments"]))
         removed_acks = sorted(set(to["acknowledgments"]) - set(tn["acknowledgments"]))
-        added_conf = sorted(set(to.get("confirmations", [])) - set(tn.get("confirmations", [])))
+        # Confirmations dropped in the new version mean the agent now acts without asking; an access
+        # that left the tier (removed, or moved to another) asks nobody anything here.
+        members = _tier_members(tn, new)
+        added_conf = sorted((set(to.get("confirmations", [])) - set(tn.get("confirmations", []))) & members)
         entry["added_acknowledgments"] = added_acks
         entry["removed_acknowledgments"] = removed_acks
-        # Confirmations dropped in the new version mean the agent now acts without asking.
         entry["dropped_confirmations"] = added_conf
         new_permissions |= bool(added_acks)
+        risks += [{"kind": "new-acknowledgment", "tier": name, "item": r} for r in added_acks]
+        risks += [{"kind": "dropped-confirmation", "tier": name, "item": a} for a in added_conf]
         tiers[name] = entry
     old_acc = {a["id"]: a for a in old["accesses"]}
     new_acc = {a["id"]: a for a in new["accesses"]}
@@ -134,6 +156,7 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
         "old": old["card"],
         "new": new["card"],
         "new_permissions": new_permissions,
+        "risks": risks,
         "complete": complete,
         "incomplete_accesses": {
             "old": [a["id"] for a in old["accesses"] if not a.get("complete", True)],
@@ -148,9 +171,33 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
     }
 
 
+def _tier_members(tier: Mapping[str, Any], report: Mapping[str, Any]) -> set[str]:
+    """The ids of a tier's accesses (a report saved before tiers listed them: every access)."""
+    lists = [tier[i].get("accesses") for i in IDENTITIES]
+    if all(_strs(x) for x in lists):
+        return {a for x in lists for a in x}
+    return {a["id"] for a in report["accesses"]}
+
+
+def risk_line(r: Mapping[str, str]) -> str:
+    """One risk as one line: ``kind: TIER [IDENTITY] what``."""
+    t = for_terminal
+    kind, tier, item = r["kind"], r["tier"], t(r["item"])
+    what = {
+        "dropped-confirmation": f"no longer asks before access '{item}'",
+        "new-acknowledgment": f"your data now goes to the third party '{item}'",
+        "new-identity": f"the agent now acts as {item}",
+    }.get(kind, item)
+    ident = f" {r['identity']}" if "identity" in r else ""
+    return f"{kind}: {tier}{ident} {what}"
+
+
 def render_diff_text(d: Mapping[str, Any]) -> str:
     t = for_terminal
     lines = [f"old: {t(d['old'].get('source') or '')}  new: {t(d['new'].get('source') or '')}"]
+    for side in ("old", "new"):
+        if d[side].get("valid") is False:
+            lines.append(f"! the {side} card is invalid: what it asks for may be more than its report shows")
     for name, entry in d["tiers"].items():
         for ident in IDENTITIES:
             e = entry[ident]
@@ -168,10 +215,20 @@ def render_diff_text(d: Mapping[str, Any]) -> str:
             lines.append(f"- {name:<11} acknowledge {t(r)}")
         for a in entry["dropped_confirmations"]:
             lines.append(f"! {name:<11} no longer asks before {t(a)}")
+    for r in d.get("risks", []):
+        if r["kind"] == "new-identity":
+            lines.append(f"! {r['tier']:<11} the agent now acts as {t(r['item'])}")
     acc = d["accesses"]
     lines += [f"+ access {t(a)}" for a in acc["added"]]
     lines += [f"- access {t(a)}" for a in acc["removed"]]
     if not d["complete"]:
         lines.append("! incomplete: some permissions are unknown on one side; this diff may not show everything")
-    lines.append("new permissions needed" if d["new_permissions"] else "no new permissions")
+    if d["new"].get("valid") is False:
+        lines.append("the new card is invalid")
+    elif d["new_permissions"]:
+        lines.append("new permissions needed")
+    elif d.get("risks"):
+        lines.append("new risks: review needed")
+    else:
+        lines.append("no new permissions")
     return "\n".join(lines) + "\n"

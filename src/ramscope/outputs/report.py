@@ -1,4 +1,4 @@
-"""The permission report: typed records and their JSON form (``CONTRACT.md``).
+"""The permission report: typed records and their JSON form (``docs/report.md``).
 
 Fail closed: an access whose permissions could not be derived has
 ``requirements``/``scopes`` of ``None`` (JSON ``null``), never an empty list, and
@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from ramscope._version import __version__
+from ramscope.card import Card
 from ramscope.diagnostics import Diagnostic
 
 __all__ = [
@@ -159,10 +160,15 @@ class IdentityTier:
     #: Per access: the alternative this tier's set satisfies it with, and whether (and why) that
     #: differs from the access's own least-privilege choice.
     choices: list[dict[str, Any]] = field(default_factory=list)
+    #: Each scope and credential of ``scopes``/``credentials``, with the provider's description and
+    #: the accesses of the tier it serves (the alternative the tier's set satisfies for them).
+    permissions: list[dict[str, Any]] = field(default_factory=list)
+    #: False for an invalid card: what was derived from it may be less than it needs.
+    card_valid: bool = True
 
     @property
     def complete(self) -> bool:
-        return not self.incomplete_accesses
+        return self.card_valid and not self.incomplete_accesses
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -177,6 +183,7 @@ class IdentityTier:
             "method": self.method,
             "combinations": self.combinations,
             "choices": self.choices,
+            "permissions": self.permissions,
         }
 
 
@@ -185,10 +192,11 @@ class TierRecord:
     identities: Mapping[str, IdentityTier]
     acknowledgments: list[str]
     confirmations: list[str]
+    card_valid: bool = True
 
     @property
     def complete(self) -> bool:
-        return all(t.complete for t in self.identities.values())
+        return self.card_valid and all(t.complete for t in self.identities.values())
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {name: self.identities[name].to_dict() for name in IDENTITIES}
@@ -238,16 +246,21 @@ class Report:
     skills: Mapping[str, SkillRecord] | None = None
     #: Set on a report restricted to one skill (``derive --skill``).
     skill: str | None = None
+    #: The card derived (not part of the JSON): where each diagnostic is in the file, which access,
+    #: resource or operation it concerns.
+    card: Card | None = field(default=None, compare=False, repr=False)
     #: to_json's result, kept: a batch both writes a report and stores it for reuse.
     _json: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def complete(self) -> bool:
-        return all(a.complete for a in self.accesses)
+        # An invalid card's manifest may say less than the agent does (a duplicate id hides an
+        # access): nothing derived from it can be called complete.
+        return self.card_valid and all(a.complete for a in self.accesses)
 
     @property
     def exit_code(self) -> int:
-        """``CONTRACT.md``: 1 invalid card, 3 derivation incomplete, else 0."""
+        """``docs/report.md``: 1 invalid card, 3 derivation incomplete, else 0."""
         if not self.card_valid:
             return 1
         return 0 if self.complete else 3

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from ..diagnostics import Diagnostic
+from ..documents import FetchedSpec
 from ..errors import SpecError
-from ..store.model import FetchedSpec
 from ._doc import describe_document, parse_spec_body
 from .a2a import A2AAdapter
 from .cache import INDEX_NAMESPACE, SpecSource, index_cache_key, load_index

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..diagnostics import Diagnostic, Severity, join_pointer, rule
-from ..store.model import FetchedSpec
+from ..documents import FetchedSpec, camel_to_snake, looks_like_card
 from ._doc import (
     DUPLICATE_OPERATION_ID,
     INVALID_OPERATION,
@@ -103,19 +103,15 @@ A2A_CARD_REQUIREMENTS_ABSENT = rule(
 )
 
 
-def _camel_to_snake(name: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in name)
-
-
 def _get(d: Mapping[str, Any], camel: str) -> Any:
     """A field by its ProtoJSON name, or by its proto (snake_case) name."""
     if camel in d:
         return d[camel]
-    return d.get(_camel_to_snake(camel))
+    return d.get(camel_to_snake(camel))
 
 
 def _has(d: Mapping[str, Any], camel: str) -> bool:
-    return camel in d or _camel_to_snake(camel) in d
+    return camel in d or camel_to_snake(camel) in d
 
 
 def _str(v: Any) -> str:
@@ -132,15 +128,6 @@ def _bounded(text: str, limit: int = _MAX_TEXT) -> str:
 
 def _texts(v: Any) -> list[str]:
     return [_bounded(x, _MAX_ITEM) for x in v[:_MAX_ITEMS] if isinstance(x, str)] if isinstance(v, list) else []
-
-
-def looks_like_card(doc: Any) -> bool:
-    """An object with a ``name`` and one of ``supportedInterfaces`` (1.0), ``url`` (0.3) or ``skills``."""
-    return (
-        isinstance(doc, dict)
-        and isinstance(doc.get("name"), str)
-        and any(_has(doc, k) for k in ("supportedInterfaces", "url", "skills"))
-    )
 
 
 def _interfaces(doc: Mapping[str, Any]) -> list[dict[str, str]]:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Protocol
 
+from ..documents import FetchedSpec
 from ..errors import FetchError
-from ..store.model import FetchedSpec
 from .compact import CompactError, decode, encode
 from .model import INDEX_FORMAT_VERSION, SpecIndex, SpecKind
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..diagnostics import Diagnostic
-from ..store.model import FetchedSpec
+from ..documents import FetchedSpec
 from ._doc import INVALID_OPERATION, INVALID_SECURITY, UNDECLARED_SCOPE, assign_keys
 from .model import (
     FlowKind,

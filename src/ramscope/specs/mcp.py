@@ -47,8 +47,8 @@ import orjson
 
 from .._text import for_terminal
 from ..diagnostics import Diagnostic, Severity, join_pointer, rule
+from ..documents import CAPTURE_FORMAT, FetchedSpec
 from ..errors import SpecError
-from ..store.model import FetchedSpec
 from ._doc import DUPLICATE_OPERATION_ID, INVALID_OPERATION, INVALID_SECURITY, INVALID_SECURITY_SCHEME
 from .model import (
     FlowKind,
@@ -78,7 +78,6 @@ __all__ = [
     "server_requirements",
 ]
 
-CAPTURE_FORMAT = "ramscope-mcp-capture/1"
 _CAPTURE_FAMILY = "ramscope-mcp-capture/"
 
 #: Scheme names the index gives what an MCP server asks for (servers name none).

@@ -31,6 +31,7 @@ from typing import Any, TypeAlias
 import orjson
 
 from ..diagnostics import Diagnostic
+from ..documents import SpecKind
 
 __all__ = [
     "INDEX_FORMAT_VERSION",
@@ -58,13 +59,6 @@ __all__ = [
 #: Bump when the index shape, an adapter's reading or the cached form changes: cached
 #: indexes of an older format are then rebuilt instead of trusted.
 INDEX_FORMAT_VERSION = 3
-
-
-class SpecKind(enum.StrEnum):
-    OPENAPI = "openapi"
-    DISCOVERY = "google-discovery"
-    MCP = "mcp"
-    A2A = "a2a"
 
 
 class SchemeType(enum.StrEnum):

@@ -26,8 +26,8 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from ..diagnostics import Diagnostic, join_pointer
+from ..documents import FetchedSpec
 from ..errors import SpecError
-from ..store.model import FetchedSpec
 from ._doc import (
     INVALID_OPERATION,
     INVALID_SECURITY,

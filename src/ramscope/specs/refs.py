@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
+from ..documents import FetchedSpec
 from ..errors import FetchError, SpecError
-from ..store.model import FetchedSpec
 from ._doc import parse_spec_body
 
 __all__ = ["RefFailure", "RefLoader", "RefResolver", "check_ref_target", "resolve_pointer"]

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from ..diagnostics import Diagnostic, Severity, escape_pointer_token, rule
-from ..store.model import FetchedSpec
+from ..documents import FetchedSpec
 from ._doc import parse_spec_body
 
 __all__ = ["external_refs", "validate_spec"]

@@ -21,7 +21,7 @@ captured), ``a2a`` (a remote agent card, with the well-known fallbacks),
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ..specs.model import SpecKind
+from ..documents import SpecKind
 from .a2a import fetch_a2a
 from .cache import CACHE_ENTRY_CORRUPT, SpecCache
 from .fetchers import FetchContext, Fetcher, FetcherResult, register_fetcher, registered_fetchers

@@ -26,8 +26,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
+from ..documents import looks_like_card
 from ..errors import FetchError
-from ..specs.a2a import looks_like_card
 from .fetchers import FetchContext, FetcherResult
 from .model import Exchange
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import Settings
-from ..specs.model import SpecKind
+from ..documents import SpecKind
 from .model import Exchange, Origin
 
 if TYPE_CHECKING:

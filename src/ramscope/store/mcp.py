@@ -44,8 +44,8 @@ import orjson
 
 from .._sse import SSEDecoder, parse_sse
 from .._version import __version__
+from ..documents import CAPTURE_FORMAT
 from ..errors import FetchError, SpecTooLargeError
-from ..specs.mcp import CAPTURE_FORMAT
 from ._challenge import Challenge, parse_www_authenticate
 from .fetchers import FetchContext, FetcherResult
 from .keys import canonical_url

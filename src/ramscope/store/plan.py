@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..card import Card
+from ..documents import SpecKind
 from ..errors import FetchError
 from ..manifest import InteractionProtocol
-from ..specs.model import SpecKind
 from .model import FetchedSpec
 from .store import SpecStore
 

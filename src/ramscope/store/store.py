@@ -36,6 +36,7 @@ import orjson
 from .._version import __version__
 from ..config import Settings
 from ..diagnostics import Diagnostic, Severity, rule
+from ..documents import SpecKind
 from ..errors import (
     BlockedURLError,
     FetchError,
@@ -43,7 +44,6 @@ from ..errors import (
     InputError,
     OfflineMissError,
 )
-from ..specs.model import SpecKind
 from .cache import (
     CACHE_ENTRY_CORRUPT,
     CachedMeta,

@@ -1,0 +1,352 @@
+"""The run: :class:`Engine` holds what cards share (the spec store, indexes, grant machinery,
+universes, catalogs); :func:`derive` is the one-card convenience."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .. import providers, reuse
+from .._parse import CARD_LIMITS, read_bytes
+from ..card import Card, load_card
+from ..config import Settings
+from ..diagnostics import Diagnostic
+from ..errors import FetchError, InputError, RamscopeError, SpecError
+from ..manifest import (
+    Resource,
+)
+from ..outputs.report import (
+    Report,
+    StoredReport,
+)
+from ..policy import Policy
+from ..privilege import (
+    GrantSpace,
+    SpecGrants,
+)
+from ..providers.catalog import Catalog
+from ..providers.universe import Universe, UniverseError
+from ..specs import load_index
+from ..specs.model import SpecIndex, SpecKind
+from ..store import SpecStore
+from ..store.model import FetchedSpec
+from .run import CardRun
+from .state import spec_urls
+
+#: Cards loaded (and their specs fetched) at a time by derive_many.
+_CHUNK = 256
+
+
+@dataclass(slots=True)
+class _Loaded:
+    index: SpecIndex | None = None
+    fetched: FetchedSpec | None = None
+    error: RamscopeError | None = None
+    resources: list[str] = field(default_factory=list)
+    #: Strict-validation findings (``--validate-specs``), pointing into the spec.
+    validation: tuple[Diagnostic, ...] = ()
+    #: Every spec the store was asked for to load this one (itself, files its $refs pulled in).
+    asked: tuple[tuple[str, SpecKind | None], ...] = ()
+
+
+class _Recording:
+    """The store as indexing sees it, noting every spec asked for (for :mod:`ramscope.reuse`)."""
+
+    __slots__ = ("_store", "asked")
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.asked: list[tuple[str, SpecKind | None]] = []
+
+    def get(self, url: str, *, kind_hint: SpecKind | None = None) -> FetchedSpec:
+        self.asked.append((url, kind_hint))
+        fetched: FetchedSpec = self._store.get(url, kind_hint=kind_hint)
+        return fetched
+
+    def get_artifact(self, namespace: str, key: str) -> bytes | None:
+        data: bytes | None = self._store.get_artifact(namespace, key)
+        return data
+
+    def put_artifact(self, namespace: str, key: str, data: bytes) -> None:
+        self._store.put_artifact(namespace, key, data)
+
+
+class Engine:
+    """One derivation run: a spec store and caches shared by every card derived with it."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        policy: Policy | None = None,
+        store: Any = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.policy = policy or Policy()
+        self._owns_store = store is None
+        self.store: Any = store if store is not None else SpecStore(self.settings)
+        self._loaded: dict[tuple[str, SpecKind | None], _Loaded] = {}
+        self._grants: dict[tuple[str, str], SpecGrants] = {}
+        #: The specs loaded while deriving the current card (its remote agents' included).
+        self._touched: set[tuple[str, SpecKind | None]] = set()
+        #: reuse.spec_state of each spec asked for in this run.
+        self._states: dict[tuple[str, SpecKind | None], str] = {}
+        self._run_key: str | None = None
+        #: Specs already prefetched in this run: a batch prefetches a chunk's specs, then each card
+        #: asks for its own again; asked twice, the store drew its progress bar twice.
+        self._prefetched: set[tuple[str, SpecKind | None]] = set()
+        #: canonical server -> its permission universe (refreshed in the cache, else shipped), or None.
+        self._universes: dict[str, Universe | None] = {}
+        #: Why a refreshed universe was not used, per server (said on every card that uses the server).
+        self.universe_problems: dict[str, str] = {}
+        self._spaces: dict[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], GrantSpace] = {}
+        self._enriched: dict[tuple[str, str, str], SpecIndex] = {}
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owns_store:
+            self.store.close()
+
+    # ------------------------------------------------------------------ public
+
+    def derive(self, card: Card | str | os.PathLike[str] | Mapping[str, Any]) -> Report:
+        if not isinstance(card, Card):
+            card = load_card(card)
+        self._touched = set()
+        return CardRun(self, card).run()
+
+    def derive_files(
+        self, paths: Iterable[str | os.PathLike[str]], *, on_unreadable: Callable[[InputError], None]
+    ) -> Iterator[Report | StoredReport]:
+        """Like :meth:`derive_many` over card files, reusing the stored report of a card whose
+        bytes, name, settings, policy and specs have not changed (see :mod:`ramscope.reuse`).
+
+        A file that cannot be read or parsed goes to ``on_unreadable``; the others are derived.
+        """
+        todo = iter(paths)
+        while chunk := list(itertools.islice(todo, _CHUNK)):
+            read: list[tuple[bytes, str, str] | None] = []
+            for path in chunk:
+                try:
+                    data, label = read_bytes(path, max_bytes=CARD_LIMITS.max_bytes)
+                except InputError as exc:
+                    on_unreadable(exc)
+                    read.append(None)
+                    continue
+                read.append((data, label, hashlib.sha256(data).hexdigest()))
+            entries = [self._entry(item[1], item[2]) if item is not None else None for item in read]
+            # The specs the stored reports depend on, asked for together (a stale one is revalidated).
+            self.prefetch((url, kind) for e in entries if e is not None for url, kind, _ in e.deps)
+            found: list[Report | StoredReport | Card | None] = []
+            for item, entry in zip(read, entries, strict=True):
+                if item is None:
+                    found.append(None)
+                    continue
+                data, label, _ = item
+                stored = self._reused(label, entry) if entry is not None else None
+                if stored is not None:
+                    found.append(stored)
+                    continue
+                try:
+                    found.append(load_card(data, name=label))
+                except InputError as exc:
+                    on_unreadable(exc)
+                    found.append(None)
+            self.prefetch(u for c in found if isinstance(c, Card) for u in spec_urls(c))
+            # Stored a chunk at a time, in one cache transaction (one per report cost ~0.3 ms each).
+            to_store: list[tuple[str, bytes]] = []
+            for got in found:
+                if isinstance(got, Card):
+                    report = self.derive(got)
+                    form = self._stored_form(got, report)
+                    if form is not None:
+                        to_store.append(form)
+                    yield report
+                elif got is not None:
+                    yield got
+            self.store.put_artifacts(reuse.NAMESPACE, to_store)
+
+    def _reusing(self) -> bool:
+        s = self.settings
+        # --refresh refetches every spec, and --record must really perform the exchanges.
+        return s.reuse and not s.refresh and not s.record
+
+    def _key(self, label: str, sha: str) -> str:
+        if self._run_key is None:
+            self._run_key = reuse.run_key(self.settings, self.policy, self._provider_versions())
+        return reuse.card_key(self._run_key, label, sha)
+
+    def _provider_versions(self) -> dict[str, str]:
+        """The shipped snapshots' versions, and those of universes refreshed into the cache."""
+        from ..refresh import NAMESPACE, version_key  # noqa: PLC0415
+
+        out = dict(providers.snapshot_versions())
+        for name, _ in providers.UNIVERSES.values():
+            refreshed = self.store.get_artifact(NAMESPACE, version_key(name))
+            if refreshed is not None:
+                out[f"universe:{name}:refreshed"] = refreshed.decode("utf-8", "replace")
+        return out
+
+    def _entry(self, label: str, sha: str) -> reuse.Entry | None:
+        """The stored report of this card file, if any, not yet checked."""
+        if not self._reusing():
+            return None
+        data = self.store.get_artifact(reuse.NAMESPACE, self._key(label, sha))
+        return reuse.decode(data) if data is not None else None
+
+    def _reused(self, label: str, entry: reuse.Entry) -> StoredReport | None:
+        """The stored report, if every spec it depends on is still in the state it was derived from."""
+        for url, kind, state in entry.deps:
+            if self._state(url, kind) != state:
+                return None
+        return StoredReport(card_source=label, exit_code=entry.exit_code, json=entry.report)
+
+    def _stored_form(self, card: Card, report: Report) -> tuple[str, bytes] | None:
+        """(key, entry) to store this report under, or ``None`` when it is not to be stored."""
+        if not self.settings.reuse:
+            return None
+        try:
+            data = report.to_json()
+        except TypeError:
+            return None  # a value orjson refuses (an integer beyond 64 bits): not stored, derived each time
+        if len(data) > reuse.MAX_STORED_BYTES:
+            return None
+        asked = {a for key in self._touched for a in self._loaded[key].asked}
+        deps = [(url, kind, self._state(url, kind)) for url, kind in asked]
+        return self._key(card.source, card.sha256), reuse.encode(report.exit_code, deps, data)
+
+    def _state(self, url: str, kind: SpecKind | None) -> str:
+        state = self._states.get((url, kind))
+        if state is None:
+            try:
+                result: FetchedSpec | FetchError = self.store.get(url, kind_hint=kind)
+            except FetchError as exc:
+                result = exc
+            state = self._states[(url, kind)] = reuse.spec_state(result)
+        return state
+
+    def derive_many(self, cards: Iterable[Card | str | os.PathLike[str]]) -> Iterator[Report]:
+        # A chunk of cards at a time: the specs of a chunk are fetched together, concurrently
+        # (indexes are then built once per run), and only a chunk of cards is ever in memory.
+        todo = iter(cards)
+        while chunk := [c if isinstance(c, Card) else load_card(c) for c in itertools.islice(todo, _CHUNK)]:
+            self.prefetch(url_kind for c in chunk for url_kind in spec_urls(c))
+            for card in chunk:
+                yield self.derive(card)
+
+    def prefetch(self, urls: Iterable[tuple[str, SpecKind | None]]) -> None:
+        todo = sorted(
+            {u for u in urls if u not in self._loaded and u not in self._prefetched}, key=lambda u: (u[0], str(u[1]))
+        )
+        if todo:
+            self._prefetched.update(todo)
+            self.store.prefetch(todo)
+
+    # ------------------------------------------------------------------ internals
+
+    def load(self, url: str, kind: SpecKind | None) -> _Loaded:
+        key = (url, kind)
+        self._touched.add(key)
+        hit = self._loaded.get(key)
+        if hit is not None:
+            return hit
+        loaded = _Loaded()
+        source = _Recording(self.store)
+        try:
+            loaded.fetched = source.get(url, kind_hint=kind)
+            loaded.index = load_index(url, source, kind_hint=kind)
+        except (FetchError, SpecError) as exc:
+            loaded.error = exc
+        loaded.asked = tuple(dict.fromkeys(source.asked))
+        if self.settings.validate_specs and loaded.index is not None and loaded.index.kind is SpecKind.OPENAPI:
+            from ..specs.strict import validate_spec  # noqa: PLC0415 - opt-in, and slow to import
+
+            assert loaded.fetched is not None
+            loaded.validation = validate_spec(loaded.fetched)
+        self._loaded[key] = loaded
+        return loaded
+
+    def grants(self, index: SpecIndex) -> SpecGrants:
+        key = (index.url, index.sha256)
+        g = self._grants.get(key)
+        if g is None:
+            g = self._grants[key] = SpecGrants(index)
+        return g
+
+    def universe(self, server: str) -> Universe | None:
+        """The permission universe of canonical ``server``: a refresh in the cache, else the shipped one."""
+        if server not in self._universes:
+            self._universes[server] = self._load_universe(server)
+        return self._universes[server]
+
+    def _load_universe(self, server: str) -> Universe | None:
+        hit = providers.UNIVERSES.get(server)
+        if hit is None:
+            return None
+        from ..refresh import NAMESPACE  # noqa: PLC0415 - only for servers that have a universe
+
+        data = self.store.get_artifact(NAMESPACE, hit[0])
+        if data is not None:
+            from ..providers.universe import decode  # noqa: PLC0415
+
+            try:
+                u = decode(data)
+                if u.server == server:
+                    return u
+                self.universe_problems[server] = f"the refreshed universe names server {u.server!r}"
+            except UniverseError as exc:
+                self.universe_problems[server] = str(exc)
+        return providers.shipped_universe(server)
+
+    def space(self, grants: Sequence[SpecGrants], universes: Sequence[Universe]) -> GrantSpace:
+        """The grant space of these specs and universes (shared by every card with the same ones)."""
+        key = (
+            tuple(sorted((g.index.url, g.index.sha256) for g in grants)),
+            tuple(sorted(f"{u.server}@{u.version}" for u in universes)),
+        )
+        sp = self._spaces.get(key)
+        if sp is None:
+            ordered = sorted(grants, key=lambda g: (g.index.url, g.index.sha256))
+            sp = self._spaces[key] = GrantSpace(ordered, sorted(universes, key=lambda u: u.server))
+        return sp
+
+    def enriched(self, index: SpecIndex, cat: Catalog) -> SpecIndex:
+        """``index`` with the catalog's schemes beside its own, so its requirements can name them."""
+        key = (index.url, index.sha256, cat.label)
+        hit = self._enriched.get(key)
+        if hit is None:
+            hit = self._enriched[key] = replace(index, schemes=(*index.schemes, *cat.schemes))
+        return hit
+
+    def catalog_for(self, res: Resource, index: SpecIndex) -> Catalog | None:
+        """The catalog a policy names for the resource, else the one serving the spec's servers."""
+        named = self.policy.catalog_named_for(res.id)
+        if named == "none":
+            return None
+        if named:
+            return providers.catalog(named)
+        servers = index.extra.get("servers")
+        if not isinstance(servers, list) or not servers:
+            return None
+        return providers.catalog_for_servers([providers.normalise_url(str(u)) for u in servers])
+
+
+def derive(
+    card: Card | str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    settings: Settings | None = None,
+    policy: Policy | None = None,
+    store: Any = None,
+) -> Report:
+    """Derive the permission report of one card (see :class:`Engine` for batches)."""
+    with Engine(settings, policy=policy, store=store) as engine:
+        return engine.derive(card)

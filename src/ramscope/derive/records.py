@@ -1,0 +1,76 @@
+"""How derivation facts become report JSON: targets, requirements, credentials, labels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..privilege import (
+    Alternative,
+    Atom,
+)
+from ..resolve import Target
+from ..specs.model import SchemeRequirement, SchemeType, SpecIndex, SpecKind
+
+
+def _enum_name(v: Any) -> str:
+    return str(v.name)
+
+
+def _alt_label(alt: Alternative) -> str:
+    parts = alt.scopes or sorted({f"{a.scheme or a.namespace} ({a.type.value})" for a in alt.atoms})
+    return " + ".join(parts) if parts else "(anonymous)"
+
+
+def _credentials(atoms: Iterable[Atom]) -> list[dict[str, Any]]:
+    return [
+        {"scheme": a.scheme, "type": a.type.value, "namespace": a.namespace} for a in sorted(atoms) if not a.is_scope
+    ]
+
+
+def _descriptions(index: SpecIndex, alt: Alternative) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for t in alt.terms:
+        scheme = index.scheme_map.get(t.scheme)
+        if scheme is None:
+            continue
+        for s in t.scopes:
+            d = scheme.scope_description(s)
+            if d:
+                out[s] = d
+    return out
+
+
+def _term_json(index: SpecIndex, t: SchemeRequirement) -> dict[str, Any]:
+    scheme = index.scheme_map.get(t.scheme)
+    return {
+        "scheme": t.scheme,
+        "type": scheme.type.value if scheme is not None else SchemeType.UNKNOWN.value,
+        "scopes": list(t.scopes),
+    }
+
+
+def _requirements_json(index: SpecIndex, reqs: Any) -> list[list[dict[str, Any]]] | None:
+    if reqs is None:
+        return None
+    return [[_term_json(index, t) for t in alt] for alt in reqs]
+
+
+def _target_dict(found: Target) -> dict[str, Any]:
+    e = found.entry
+    kind = found.index.kind
+    out: dict[str, Any] = {
+        "kind": kind.value,
+        "key": e.key,
+        "operation_id": e.operation_id or None,
+        "method": e.method or None,
+        "path": (e.full_path or e.path) or None,
+        "tool": e.operation_id if kind is SpecKind.MCP else None,
+        "skill": e.operation_id if kind is SpecKind.A2A and e.operation_id else None,
+        "matched_by": found.matched_by,
+        "title": e.title or None,
+        "security_source": e.security_source or None,
+    }
+    if e.extra:
+        out["hints"] = dict(e.extra)
+    return out

@@ -1,0 +1,151 @@
+"""Stage 3 of a card: one set per cumulative necessity tier and identity, solved in the card's
+grant space, with how it satisfies each access."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..manifest import (
+    AccessNecessity,
+    ResourceOwner,
+)
+from ..outputs.report import (
+    IDENTITIES,
+    TIERS,
+    IdentityTier,
+    TierRecord,
+)
+from ..privilege import (
+    Alternative,
+    Atom,
+    TierProblem,
+    solve_tier,
+)
+from .records import (
+    _alt_label,
+    _credentials,
+    _descriptions,
+)
+from .state import Outcome, RunState
+
+
+class Tiers(RunState):
+    """Per-tier solutions."""
+
+    def _tiers(self, outcomes: Sequence[Outcome]) -> dict[str, TierRecord]:
+        space = self.space
+        m = self.card.manifest
+        bases: dict[str, frozenset[Atom]] = {name: frozenset() for name in IDENTITIES}
+        prev_scopes: dict[str, set[str]] = {name: set() for name in IDENTITIES}
+        out: dict[str, TierRecord] = {}
+        for level, tier in enumerate(TIERS, start=1):
+            members = [o for o in outcomes if _tier_level(o.access.necessity) <= level]
+            per_identity: dict[str, IdentityTier] = {}
+            for ident in IDENTITIES:
+                mine = [o for o in members if o.access.identity_used.name == ident]
+                problems = [
+                    TierProblem(o.key, o.grants, o.candidates, o.own) for o in mine if o.record.complete and o.grants
+                ]
+                incomplete = [o.access.id for o in members if not o.record.complete and _identity_bucket(o) == ident]
+                below = bases[ident]
+                sol = solve_tier(problems, below, space)
+                bases[ident] = sol.atoms
+                scopes = sorted({a.scope for a in sol.atoms if a.is_scope})
+                per_identity[ident] = IdentityTier(
+                    scopes=scopes,
+                    credentials=_credentials(sol.atoms),
+                    grants=[{"namespace": a.namespace, "scope": a.scope} for a in sorted(sol.atoms) if a.is_scope],
+                    accesses=[o.access.id for o in mine],
+                    incomplete_accesses=incomplete,
+                    added_scopes=sorted(set(scopes) - prev_scopes[ident]),
+                    blast_radius=sol.blast_radius,
+                    method=sol.method,
+                    combinations=sol.combinations,
+                    choices=[self._tier_choice(o, sol.chosen.get(o.key), sol.atoms, below) for o in mine],
+                    permissions=_tier_permissions(sol.atoms, sol.chosen, mine, self.scope_info),
+                )
+                prev_scopes[ident] = set(scopes)
+            acks = sorted(
+                {
+                    res.id
+                    for o in members
+                    if (op := m.operation(o.access.operation)) is not None
+                    and (res := m.resource(op.resource)) is not None
+                    and res.owner is ResourceOwner.THIRD_PARTY
+                }
+            )
+            confirmations = [o.access.id for o in members if o.access.confirmation_required]
+            out[tier] = TierRecord(per_identity, acks, confirmations)
+        return out
+
+    def _tier_choice(
+        self, o: Outcome, chosen: Alternative | None, atoms: frozenset[Atom], below: frozenset[Atom]
+    ) -> dict[str, Any]:
+        """How the tier's set satisfies one access, and why that differs from the access's own choice."""
+        out: dict[str, Any] = {"access": o.access.id}
+        if chosen is None or o.own is None:
+            out.update(scopes=None, credentials=None, same_as_access=None, why="the access is incomplete")
+            return out
+        same = chosen.atoms == o.own.atoms
+        out.update(scopes=chosen.scopes, credentials=_credentials(chosen.atoms), same_as_access=same, why=None)
+        if same:
+            return out
+        space = self.space
+        extra = space.granted(atoms | o.own.atoms).bit_count() - space.granted(atoms).bit_count()
+        if chosen.atoms <= below:
+            why = f"the tier below already grants {_alt_label(chosen)}"
+        else:
+            why = f"{_alt_label(chosen)} is in the tier's set for its other accesses"
+        out["why"] = (
+            f"{why}; the access's own choice {_alt_label(o.own)} would open {extra} more operation(s)"
+            if extra
+            else f"{why}; the access's own choice {_alt_label(o.own)} opens nothing more but adds a grant"
+        )
+        return out
+
+
+def _tier_permissions(
+    atoms: frozenset[Atom],
+    chosen: Mapping[str, Alternative],
+    outcomes: Sequence[Outcome],
+    info: Mapping[str, Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """Each atom of a tier's set with the provider's description and the accesses it serves: what a
+    consent screen shows, which is not each access's own choice when one scope covers several."""
+    served: dict[Atom, list[str]] = {a: [] for a in atoms}
+    described: dict[Atom, str] = {}
+    for o in outcomes:
+        alt = chosen.get(o.key)
+        if alt is None or o.grants is None:
+            continue
+        descriptions = _descriptions(o.grants.index, alt)
+        for atom in alt.atoms:
+            if atom in served and o.access.id not in served[atom]:
+                served[atom].append(o.access.id)
+            if atom.is_scope and atom.scope in descriptions:
+                described.setdefault(atom, descriptions[atom.scope])
+    return [
+        {
+            "scope": a.scope or None,
+            "namespace": a.namespace,
+            "scheme": a.scheme,
+            "type": a.type.value,
+            "description": described.get(a),
+            "accesses": served[a],
+            "name": info.get(a.scope, {}).get("name") if a.is_scope else None,
+            "admin_consent": bool(info.get(a.scope, {}).get("admin_consent")) if a.is_scope else False,
+        }
+        for a in sorted(atoms)
+    ]
+
+
+def _identity_bucket(o: Outcome) -> str:
+    # An access whose identity is unspecified cannot be placed; it makes both identities incomplete.
+    name = o.access.identity_used.name
+    return name if name in IDENTITIES else "END_USER"
+
+
+def _tier_level(n: AccessNecessity) -> int:
+    # UNSPECIFIED necessity is a validation error; counting it as REQUIRED never under-reports.
+    return int(n) if n else 1
