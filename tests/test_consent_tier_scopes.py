@@ -84,6 +84,8 @@ def test_the_report_says_which_accesses_each_tier_grant_serves(cli: Run, card: P
             "type": "oauth2",
             "description": "Move money out of your accounts",
             "accesses": ["a", "b"],
+            "name": None,  # no catalog names it
+            "admin_consent": False,
         }
     ]
     (key,) = t["AGENT"]["permissions"]
