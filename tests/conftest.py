@@ -4,10 +4,14 @@ the loopback test server. Every test runs with a socket guard: connecting anywhe
 
 from __future__ import annotations
 
+import atexit
 import copy
 import ipaddress
 import json
+import os
+import shutil
 import socket
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,12 @@ from tests._spec_fixtures import (  # noqa: F401 - pytest finds hooks and fixtur
 from tests.support.httpserver import LocalHTTPServer
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The default spec cache is the user's cache directory (platformdirs): no test, and no ramscope process
+# a test starts (children inherit the environment; tests/adversarial/measure.child_env keeps XDG_*),
+# may write into the real one. Tests that want a cache pass their own directory.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ramscope-tests-xdg-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 EXAMPLE_CARD = ROOT / "examples" / "travel-agent.card.json"
 
 

@@ -149,3 +149,17 @@ def test_bad_rules_file_and_unreadable_card_exit_two(
     assert "/rule/0/scopes" in err
     code, _, err = _run(capsys, *g, "check", "--rules", str(EXAMPLES / "org.rules.toml"), str(tmp_path / "nope.json"))
     assert code == 2
+
+
+def test_output_file_is_written_whole_and_never_over_an_input(
+    capsys: pytest.CaptureFixture[str], g: list[str], failing_rules: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "check.sarif"
+    assert main([*g, "check", "--rules", str(failing_rules), "--format", "sarif", "-o", str(out), str(TRAVEL)]) == 5
+    assert json.loads(out.read_text("utf-8"))["version"] == "2.1.0"
+    capsys.readouterr()
+    before = failing_rules.read_bytes()
+    code, _, err = _run(capsys, *g, "check", "--rules", str(failing_rules), "-o", str(failing_rules), str(TRAVEL))
+    assert code == 2
+    assert err
+    assert failing_rules.read_bytes() == before

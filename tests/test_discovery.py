@@ -136,24 +136,40 @@ def method(mid: str, http: str, path: str, **extra: Any) -> dict[str, Any]:
     return {"id": mid, "httpMethod": http, "path": path, **extra}
 
 
-def test_methods_without_scopes_use_the_inferred_api_key() -> None:
-    """A method without scopes takes an API key (the document's `key` parameter): one inferred apiKey alternative."""
-    index = build_index(make_spec(doc_with({"list": method("demo.things.list", "GET", "things")})))
-    (entry,) = index.operations
-    assert entry.requirements == ((SchemeRequirement("key"),),)
-    assert entry.security_source == "inferred"
-    key = index.scheme_map["key"]
-    assert (key.type, key.api_key_in, key.api_key_name, key.inferred) == (SchemeType.API_KEY, "query", "key", True)
-    assert "Oauth2" in index.scheme_map  # declared by auth.oauth2 even if no method here uses it
+def test_methods_without_scopes_are_unknown_not_nothing() -> None:
+    """A method without scopes declares nothing (issue 14, item 6): unknown, never "needs nothing" nor a
+    guessed API key; the document's other methods still declare, so the spec counts as declared."""
+    d = doc_with(
+        {
+            "list": method("demo.things.list", "GET", "things"),
+            "get": method("demo.things.get", "GET", "things/{id}", scopes=["https://s/read"]),
+        }
+    )
+    index = build_index(make_spec(d))
+    entry = index.operation("demo.things.list")
+    assert entry is not None
+    assert (entry.requirements, entry.security_source) == (None, "undeclared")
+    assert index.security_declared is True
+    (diag,) = [x for x in index.diagnostics if x.code == "security-undeclared"]
+    assert diag.path == entry.pointer
+    assert "key" not in index.scheme_map
 
 
-def test_methods_without_scopes_and_no_key_parameter_need_nothing() -> None:
-    """Without a `key` parameter, a method without scopes needs no authorization."""
+def test_methods_with_an_empty_scope_list_are_unknown() -> None:
+    """`scopes: []` declares nothing either."""
+    index = build_index(make_spec(doc_with({"list": method("demo.things.list", "GET", "things", scopes=[])})))
+    assert (index.operations[0].requirements, index.operations[0].security_source) == (None, "undeclared")
+
+
+def test_a_document_declaring_nothing_is_undeclared() -> None:
+    """No `auth` and no method with scopes: security_declared False, one spec-wide warning, every method unknown."""
     d = doc_with({"list": method("demo.things.list", "GET", "things")})
     del d["parameters"], d["auth"]
     index = build_index(make_spec(d))
-    assert (index.operations[0].requirements, index.operations[0].security_source) == ((), "none")
+    assert (index.operations[0].requirements, index.operations[0].security_source) == (None, "undeclared")
+    assert index.security_declared is False
     assert index.schemes == ()
+    assert [(x.code, x.data) for x in index.diagnostics] == [("security-undeclared", {"affects": "all"})]
 
 
 def test_nested_resources_and_top_level_methods() -> None:

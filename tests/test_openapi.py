@@ -233,7 +233,8 @@ def test_malformed_security_makes_requirements_unknown(security: Any) -> None:
     index = build_index(make_spec(doc))
     assert index.operations[0].requirements is None
     assert index.operations[0].security_source == "invalid"
-    assert [d.code for d in index.diagnostics] == ["invalid-security"]
+    # The only declaration is malformed, so the spec declares nothing well-formed (issue 14, item 5).
+    assert [d.code for d in index.diagnostics] == ["invalid-security", "security-undeclared"]
 
 
 def test_undeclared_scope_is_an_info() -> None:
@@ -357,3 +358,65 @@ def test_index_round_trips_through_json(oas31: SpecIndex) -> None:
     again = SpecIndex.from_json(oas31.to_json())
     assert again == oas31
     assert again.operations == oas31.operations
+
+
+# --------------------------------------------------------------------------- malformed security (issue 14, item 5)
+
+_KEY_SCHEME = {"securitySchemes": {"k": {"type": "apiKey", "in": "query", "name": "k"}}}
+
+
+@pytest.mark.parametrize(
+    "bad", [None, "k", 7, {"k": []}, [["k"]]], ids=["null", "string", "number", "object", "nested"]
+)
+def test_malformed_security_on_one_operation_does_not_declare_the_spec(bad: Any) -> None:
+    """`security: null` on one operation used to mark the whole spec as declared, so an unrelated operation
+    without security became "needs nothing". Only well-formed declarations declare; both stay unknown."""
+    doc = oas3({"/a": get("a", security=bad), "/b": get("b")}, components=_KEY_SCHEME)
+    index = build_index(make_spec(doc))
+    o = ops(index)
+    assert (o["a"].requirements, o["a"].security_source) == (None, "invalid")
+    assert (o["b"].requirements, o["b"].security_source) == (None, "undeclared")
+    assert index.security_declared is False
+    assert {d.code for d in index.diagnostics} == {"invalid-security", "security-undeclared"}
+
+
+def test_malformed_root_security_does_not_declare_the_spec() -> None:
+    """A malformed root `security` makes its inheritors unknown, and declares nothing for the others."""
+    doc = oas3({"/a": get("a")}, security="k", components=_KEY_SCHEME)
+    index = build_index(make_spec(doc))
+    assert (index.operations[0].requirements, index.operations[0].security_source) == (None, "invalid")
+    assert index.security_declared is False
+
+
+def test_a_well_formed_declaration_elsewhere_still_declares_the_spec() -> None:
+    """Beside a malformed one, a well-formed operation `security` declares: only the malformed one is unknown."""
+    doc = oas3(
+        {"/a": get("a", security=None), "/b": get("b"), "/c": get("c", security=[{"k": []}])}, components=_KEY_SCHEME
+    )
+    o = ops(index := build_index(make_spec(doc)))
+    assert index.security_declared is True
+    assert o["a"].requirements is None
+    assert (o["b"].requirements, o["b"].security_source) == ((), "none")
+    assert o["c"].requirements == ((R("k"),),)
+
+
+def test_security_on_a_path_item_is_diagnosed_and_its_operations_are_unknown() -> None:
+    """`security` on a path item is not OpenAPI: not silently ignored. Its operations without their own
+    `security` are unknown (what the writer meant cannot be told); those with their own keep theirs."""
+    item = {**get("a"), "post": {"operationId": "p", "security": [{"k": []}]}, "security": [{"k": []}]}
+    doc = oas3({"/a": item, "/b": get("b", security=[])}, components=_KEY_SCHEME)
+    index = build_index(make_spec(doc))
+    o = ops(index)
+    assert (o["a"].requirements, o["a"].security_source) == (None, "invalid")
+    assert o["p"].requirements == ((R("k"),),)
+    assert o["b"].requirements == ()
+    (d,) = [d for d in index.diagnostics if d.code == "misplaced-security"]
+    assert d.path == "/paths/~1a/get"
+    assert "path item" in d.message
+
+
+def test_security_on_a_path_item_whose_operations_all_declare_is_still_reported() -> None:
+    item = {"get": {"operationId": "a", "security": []}, "security": [{"k": []}]}
+    index = build_index(make_spec(oas3({"/a": item}, components=_KEY_SCHEME)))
+    assert index.operations[0].requirements == ()
+    assert [(d.code, d.path) for d in index.diagnostics] == [("misplaced-security", "/paths/~1a/security")]

@@ -39,6 +39,23 @@ def test_first_command_derives_the_example_offline(tmp_path: Path) -> None:
     assert re.search(r'"scopes": \[\s*"https://www.googleapis.com/auth/calendar.events"', proc.stdout)
 
 
+def test_first_command_works_with_an_empty_user_cache_and_writes_no_project_cache(tmp_path: Path) -> None:
+    """On a fresh machine: no --cache-dir, no RAMSCOPE_CACHE_DIR, a user cache directory that does not exist
+    yet. The cache goes to the user's cache directory, never into ./specs_cache (issue 14, item 8)."""
+    first = next(line for line in README.splitlines() if line.startswith("pip install . && "))
+    argv = shlex.split(first.split("&&", 1)[1])
+    before = sorted(p.name for p in (ROOT / "specs_cache").iterdir())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAMSCOPE_")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "fresh" / "cache")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ramscope", *argv[1:]], cwd=ROOT, capture_output=True, text=True, check=False, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert '"complete": true' in proc.stdout
+    assert (tmp_path / "fresh" / "cache" / "ramscope" / "cache.db").is_file()
+    assert sorted(p.name for p in (ROOT / "specs_cache").iterdir()) == before
+
+
 def test_the_tour_starts_with_text_output_and_shows_it_as_it_is(tmp_path: Path) -> None:
     """The tour's first command prints tables, not 24 KB of JSON to a terminal; the tables the README
     shows are what it prints (the diagnostics under them are abridged)."""

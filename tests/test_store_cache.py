@@ -393,3 +393,79 @@ def test_two_processes_fill_one_cache_concurrently(server: LocalHTTPServer, make
         assert not isinstance(spec, FetchError)
         assert spec.origin is Origin.CACHE
         assert json.loads(spec.body)["n"] == i
+
+
+# --------------------------------------------------------------------------- distrust (issue 14, item 8)
+
+TEN_YEARS = 10 * 365 * 86400
+
+
+def test_freshness_is_clamped_to_the_configured_maximum() -> None:
+    """A server's max-age of ten years is kept for at most the configured maximum."""
+    assert freshness({"cache-control": f"max-age={TEN_YEARS}"}, now=1000.0, default_ttl=100.0, max_ttl=500.0) == (
+        True,
+        1500.0,
+    )
+    assert freshness({}, now=1000.0, default_ttl=100.0, max_ttl=500.0) == (True, 1100.0)
+
+
+def test_an_entry_fresh_beyond_the_maximum_is_distrusted(
+    server: LocalHTTPServer, make_settings: MakeSettings, clock: FakeClock
+) -> None:
+    """An entry claiming ten years of freshness (as a crafted cache shipped beside a card does) is not what
+    ramscope writes: it is discarded with a cache-entry-distrusted warning and the spec fetched again;
+    offline it is a miss."""
+    server.route("/spec.json", body=SPEC, headers={"cache-control": f"max-age={TEN_YEARS}"})
+    with SpecStore(make_settings(cache_max_ttl=float(TEN_YEARS)), clock=clock) as store:
+        store.get(server.url("/spec.json"))  # written by a run that allowed it: the forged entry
+    with (
+        SpecStore(make_settings(offline=True), clock=clock, transport=ExplodingTransport()) as store,
+        pytest.raises(OfflineMissError),
+    ):
+        store.get(server.url("/spec.json"))
+    with SpecStore(make_settings(), clock=clock) as store:
+        spec = store.get(server.url("/spec.json"))
+    assert spec.origin is Origin.NETWORK
+    assert "cache-entry-distrusted" in [d.code for d in spec.diagnostics]
+    assert server.hits("/spec.json") == 2
+    with SpecStore(make_settings(), clock=clock) as store:  # stored again, clamped: trusted now
+        assert store.get(server.url("/spec.json")).origin is Origin.CACHE
+
+
+def test_an_entry_fetched_in_the_future_is_distrusted(
+    server: LocalHTTPServer, make_settings: MakeSettings, clock: FakeClock
+) -> None:
+    """An entry whose fetch time lies ahead of the clock cannot be one ramscope wrote: a miss, reported."""
+    server.route("/spec.json", body=SPEC)
+    with SpecStore(make_settings(), clock=clock) as store:
+        store.get(server.url("/spec.json"))
+    clock.advance(-7200)
+    with SpecStore(make_settings(), clock=clock) as store:
+        spec = store.get(server.url("/spec.json"))
+    assert spec.origin is Origin.NETWORK
+    (d,) = [d for d in spec.diagnostics if d.code == "cache-entry-distrusted"]
+    assert "in the future" in d.message
+    assert server.hits("/spec.json") == 2
+
+
+def test_the_default_cache_is_the_users_cache_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Not ./specs_cache: a repository that ships one beside its cards must not decide what ramscope reports."""
+    from ramscope.config import default_cache_dir
+
+    monkeypatch.delenv("RAMSCOPE_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    assert default_cache_dir() == tmp_path / "xdg" / "ramscope"
+    assert Settings().cache_dir == tmp_path / "xdg" / "ramscope"
+    monkeypatch.setenv("RAMSCOPE_CACHE_DIR", "specs_cache")
+    assert default_cache_dir() == Path("specs_cache")  # the documented project-local choice
+
+
+def test_tests_never_use_the_real_user_cache() -> None:
+    """conftest points XDG_CACHE_HOME at a temporary directory for the whole run (and its children)."""
+    import os
+
+    import platformdirs
+
+    assert os.environ["XDG_CACHE_HOME"].startswith(str(Path(os.environ.get("TMPDIR", "/tmp"))))
+    assert not Path(platformdirs.user_cache_dir("ramscope")).is_relative_to(Path.home())

@@ -396,3 +396,17 @@ def test_certificate_for_another_name_is_rejected(tmp_path: Path) -> None:
         with store, pytest.raises(FetchError, match=r"certificate|CERTIFICATE|hostname"):
             store.get(f"https://evil.example.test:{srv.port}/spec.json")
         assert srv.sni_names == ["evil.example.test"]
+
+
+@pytest.mark.parametrize(
+    "location", ["https:x", "http:\\\\h/x", "http://xn--/", "http://[::1/", "https://a b/", "http://h:99999/"]
+)
+def test_a_malformed_redirect_location_is_a_fetch_error(
+    server: LocalHTTPServer, make_settings: MakeSettings, location: str
+) -> None:
+    """Issue 14, item 10: a Location httpx cannot build a request for raised out of httpx (traceback, exit 1).
+    It is a FetchError naming the spec URL and the Location."""
+    server.route("/spec.json", redirect=location)
+    with SpecStore(make_settings()) as store, pytest.raises(FetchError, match="redirect") as info:
+        store.get(server.url("/spec.json"))
+    assert info.value.url == server.url("/spec.json")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__
-from ._io import atomic_write, atomic_writer, expand_card_args
+from ._io import OutputTarget, atomic_write, atomic_writer, check_output, expand_card_args
 from ._text import for_terminal
 from .card import Card, load_card
 from .config import Settings, default_cache_dir
@@ -143,7 +143,8 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         type=Path,
         default=d(None),
         metavar="DIR",
-        help="spec cache (default: $RAMSCOPE_CACHE_DIR, else ./specs_cache)",
+        help="spec cache (default: $RAMSCOPE_CACHE_DIR, else the user's cache directory, e.g. ~/.cache/ramscope; "
+        "`--cache-dir specs_cache` keeps a project-local one)",
     )
     g.add_argument(
         "--offline",
@@ -186,6 +187,14 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         default=d(86400.0),
         metavar="SECONDS",
         help="freshness of cached specs when the server gives none (default 24 h)",
+    )
+    g.add_argument(
+        "--cache-max-ttl",
+        type=_positive_float,
+        default=d(7 * 86400.0),
+        metavar="SECONDS",
+        help="longest freshness of a cached spec, whatever the server says; entries claiming more, or "
+        "fetched in the future, are not used (default 7 days)",
     )
     g.add_argument("--refresh", action="store_true", default=d(False), help="refetch even fresh cache entries")
     g.add_argument(
@@ -441,11 +450,20 @@ def _exit_code(reports: Sequence[Report], worst: int) -> int:
     return EXIT_OK
 
 
-def _emit(args: argparse.Namespace, text: str) -> None:
+def _emit(args: argparse.Namespace, text: str, target: OutputTarget | None = None) -> None:
     if getattr(args, "output", None):
-        atomic_write(args.output, text)
+        atomic_write(target or args.output, text)
     else:
         sys.stdout.write(text)
+
+
+def _output_target(args: argparse.Namespace, cards: Sequence[str]) -> OutputTarget | None:
+    """``-o FILE`` checked before any work: a missing directory, a device, or an input of this run (a card,
+    the policy, the cassette) fails now."""
+    if not getattr(args, "output", None):
+        return None
+    inputs = [*cards, *(str(f) for f in (getattr(args, "policy", None), getattr(args, "cassette", None)) if f)]
+    return check_output(args.output, protect=inputs)
 
 
 def _configure_derive(p: argparse.ArgumentParser) -> None:
@@ -465,11 +483,13 @@ class _NothingToWrite(Exception):
 
 
 @contextmanager
-def _output(args: argparse.Namespace) -> Iterator[Callable[[str], object]]:
+def _output(args: argparse.Namespace, cards: Sequence[str] = ()) -> Iterator[Callable[[str], object]]:
     """A writer to stdout, or to ``-o FILE`` (atomically: the file appears whole, at the end;
-    not at all if the block raises, :class:`_NothingToWrite` included)."""
-    if getattr(args, "output", None):
-        with contextlib.suppress(_NothingToWrite), atomic_writer(args.output) as fh:
+    not at all if the block raises, :class:`_NothingToWrite` included). ``FILE`` is checked on
+    entry and is never one of ``cards``."""
+    target = _output_target(args, cards)
+    if target is not None:
+        with contextlib.suppress(_NothingToWrite), atomic_writer(target) as fh:
             yield lambda text: fh.write(text.encode("utf-8"))
     else:
         with contextlib.suppress(_NothingToWrite):
@@ -482,7 +502,7 @@ def _run_derive(args: argparse.Namespace) -> int:
     derived = _Derived(args, paths)
     if args.skill:
         return _run_derive_skill(args, paths, derived)
-    with _output(args) as write:
+    with _output(args, paths) as write:
         if args.format == "text":
             from .outputs.text import render_report_text  # noqa: PLC0415 - rich: only for text output
 
@@ -512,7 +532,7 @@ def _run_derive_skill(args: argparse.Namespace, paths: Sequence[str], derived: _
     from .governance.skills import restrict_report, restrict_report_dict  # noqa: PLC0415
 
     codes: set[int] = {derived.worst}
-    with _output(args) as write:
+    with _output(args, paths) as write:
         if args.format == "text":
             from .outputs.text import render_report_text  # noqa: PLC0415
 
@@ -605,6 +625,7 @@ def _configure_consent(p: argparse.ArgumentParser) -> None:
 
 
 def _run_consent(args: argparse.Namespace) -> int:
+    target = _output_target(args, [args.card])
     card = load_card(args.card)
     with _engine(args) as engine:
         report = engine.derive(card)
@@ -626,7 +647,7 @@ def _run_consent(args: argparse.Namespace) -> int:
         text = render_markdown(data)
     else:
         text = render_html(data)
-    _emit(args, text)
+    _emit(args, text, target)
     _say_findings(args, report)
     return report.exit_code
 
@@ -733,6 +754,7 @@ def _run_check(args: argparse.Namespace) -> int:
     from .governance.rules import load_rules  # noqa: PLC0415
     from .governance.sarif import render_sarif, render_text  # noqa: PLC0415
 
+    target = _output_target(args, [*args.cards, str(args.rules)])
     rules = load_rules(args.rules)
     reports, worst = _governed(args, args.cards)
     results = [check_report(report, rules, locator) for report, locator in reports]
@@ -742,7 +764,7 @@ def _run_check(args: argparse.Namespace) -> int:
         text = json.dumps(results_json(results, rules), indent=2, ensure_ascii=False) + "\n"
     else:
         text = json.dumps(render_sarif(results, rules), indent=2, ensure_ascii=False) + "\n"
-    _emit(args, text)
+    _emit(args, text, target)
     return EXIT_USAGE if worst == EXIT_USAGE else exit_code(results)
 
 
@@ -757,8 +779,9 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
 def _run_export(args: argparse.Namespace) -> int:
     from .governance import cedar  # noqa: PLC0415
 
+    target = _output_target(args, [args.card])
     if args.format == "cedar-schema":
-        _emit(args, cedar.cedar_schema())
+        _emit(args, cedar.cedar_schema(), target)
         return EXIT_OK
     reports, worst = _governed(args, [args.card])
     if not reports:
@@ -769,11 +792,11 @@ def _run_export(args: argparse.Namespace) -> int:
 
         report = restrict_report_dict(report, args.skill)
     if args.format == "json":
-        _emit(args, json.dumps(cedar.allowlist(report), indent=2, ensure_ascii=False) + "\n")
+        _emit(args, json.dumps(cedar.allowlist(report), indent=2, ensure_ascii=False) + "\n", target)
     else:
         if args.schema:
             atomic_write(args.schema, cedar.cedar_schema())
-        _emit(args, cedar.cedar_policies(report))
+        _emit(args, cedar.cedar_policies(report), target)
     return _exit_from_dict(report)
 
 
@@ -955,6 +978,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         max_spec_bytes=args.max_spec_bytes,
         jobs=args.jobs,
         cache_ttl=args.cache_ttl,
+        cache_max_ttl=args.cache_max_ttl,
         refresh=args.refresh,
         progress=not args.no_progress and sys.stderr.isatty() and args.quiet == 0,
         max_depth=args.max_depth,

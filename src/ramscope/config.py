@@ -10,16 +10,30 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEFAULT_CACHE_DIR", "Settings", "default_cache_dir"]
+__all__ = ["DEFAULT_CACHE_DIR", "PROJECT_CACHE_DIR", "Settings", "default_cache_dir"]
 
-DEFAULT_CACHE_DIR = "specs_cache"
+#: The project-local cache directory the documentation suggests (``--cache-dir specs_cache`` or
+#: ``RAMSCOPE_CACHE_DIR=specs_cache``). Never the default: see :func:`default_cache_dir`.
+PROJECT_CACHE_DIR = "specs_cache"
+#: Kept for callers that imported it; the default is now the user's cache directory.
+DEFAULT_CACHE_DIR = PROJECT_CACHE_DIR
 _MiB = 1024 * 1024
 
 
 def default_cache_dir() -> Path:
-    """``$RAMSCOPE_CACHE_DIR``, else ``./specs_cache``."""
+    """``$RAMSCOPE_CACHE_DIR``, else the user's cache directory (``$XDG_CACHE_HOME/ramscope``,
+    ``~/.cache/ramscope``, ``~/Library/Caches/ramscope``, ``%LOCALAPPDATA%\\ramscope\\Cache``).
+
+    Not the working directory: a repository that ships a crafted ``specs_cache/`` beside its cards
+    would otherwise decide what ramscope reports there (issue 14). A cache is as trusted as whoever
+    can write it, and the user's own cache directory is written by the user only.
+    """
     env = os.environ.get("RAMSCOPE_CACHE_DIR")
-    return Path(env) if env else Path(DEFAULT_CACHE_DIR)
+    if env:
+        return Path(env)
+    import platformdirs  # noqa: PLC0415 - only when no directory is given
+
+    return Path(platformdirs.user_cache_dir("ramscope", appauthor=False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +53,10 @@ class Settings:
     jobs: int = 8
     #: Seconds a cached spec stays fresh when the server says nothing.
     cache_ttl: float = 24 * 3600.0
+    #: The longest a cached spec stays fresh, whatever the server says (a longer ``max-age`` is cut
+    #: to this). An entry claiming more, or fetched in the future, was not written by ramscope under
+    #: these settings: it is distrusted (a miss, reported). At least ``cache_ttl``.
+    cache_max_ttl: float = 7 * 24 * 3600.0
     #: Refetch even fresh cache entries.
     refresh: bool = False
     #: Show progress bars (the CLI turns this off when not on a terminal).

@@ -139,9 +139,8 @@ class FetchedSpec:
         # ``_body``/``_body_loader``: what ``dataclasses.replace`` passes back.
         body = body if body is not None else _body
         body_loader = body_loader if body_loader is not None else _body_loader
-        if body is not None:
-            body_loader = None
-        if (body is None) == (body_loader is None):
+        # Both: the body is in memory now, and the loader reads it back after :meth:`release_body`.
+        if body is None and body_loader is None:
             raise ValueError("a FetchedSpec needs either its body or a body_loader")
         if body is None and size is None:
             raise ValueError("a FetchedSpec without its body needs the body's size")
@@ -173,6 +172,17 @@ class FetchedSpec:
             body = self._body_loader()
             object.__setattr__(self, "_body", body)
         return body
+
+    def release_body(self) -> bool:
+        """Drop the body from memory if it can be read back (from the cache); ``True`` if it was.
+
+        Specs run to tens of MiB and a card names many: once a spec's index is built (or while it
+        waits, prefetched, to be indexed) its bytes need not stay in memory (issue 14).
+        """
+        if self._body_loader is None:
+            return False
+        object.__setattr__(self, "_body", None)
+        return True
 
     @property
     def body_loaded(self) -> bool:

@@ -16,7 +16,8 @@ The hierarchy::
      │    ├── OfflineMissError  --offline and the cache has no entry
      │    └── CassetteMissError replaying and no recorded exchange matches
      ├── SpecError            a spec was obtained but cannot be understood
-     └── PolicyError          a policy file is malformed
+     ├── PolicyError          a policy file is malformed
+     └── OutputError          an output file (-o) cannot or must not be written
 
 Every error carries a one-line message meant for the user; the CLI prints
 ``ramscope: error: <message>`` and never a traceback.
@@ -32,6 +33,7 @@ __all__ = [
     "InputError",
     "LimitError",
     "OfflineMissError",
+    "OutputError",
     "PolicyError",
     "RamscopeError",
     "SpecError",
@@ -148,3 +150,15 @@ class PolicyError(InputError):
     """A policy file is malformed."""
 
     code = "bad-policy"
+
+
+class OutputError(RamscopeError):
+    """An output file (``-o``) cannot, or must not, be written: its directory is missing, it is a device,
+    a socket or a directory, or it is a card being read. ``path`` names it."""
+
+    code = "bad-output"
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.path = path
+        self.detail = message
+        super().__init__(f"{path}: {message}")

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from ._text import strip_invisible
 from .diagnostics import Diagnostic, Severity, rule
 
 __all__ = [
@@ -112,7 +113,6 @@ _LOOKALIKES = str.maketrans(
         "0": "o", "1": "l",
     }
 )  # fmt: skip
-_INVISIBLE = re.compile("[\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\u3164\ufeff\uffa0]")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+")
 #: Words that say nothing about whose service it is.
@@ -151,12 +151,12 @@ class NameCheck:
 
 
 def _fold(text: str) -> str:
-    return unicodedata.normalize("NFKC", _INVISIBLE.sub("", text)).casefold().translate(_LOOKALIKES)
+    return unicodedata.normalize("NFKC", strip_invisible(text)).casefold().translate(_LOOKALIKES)
 
 
 def _words(text: str) -> list[str]:
     """Lower-case words, camelCase split, look-alikes folded."""
-    split = _CAMEL.sub(" ", unicodedata.normalize("NFKC", _INVISIBLE.sub("", text)))
+    split = _CAMEL.sub(" ", unicodedata.normalize("NFKC", strip_invisible(text)))
     return _WORD.findall(_fold(split))
 
 

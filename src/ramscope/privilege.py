@@ -41,11 +41,10 @@ choices use the same grant space, so they agree on what a scope opens.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from .diagnostics import Severity, rule
 from .manifest import IdentityType
@@ -350,36 +349,53 @@ class GrantSpace:
     def __init__(self, specs: Sequence[SpecGrants], universes: Sequence[Universe] = ()) -> None:
         self.specs = tuple(specs)
         self.universes = tuple(universes)
-        alts: dict[frozenset[Atom], int] = {}
+        # Per distinct atom set: an eager mask (the specs'), and universe positions whose mask is
+        # built only when the alternative is first satisfied (a universe has hundreds of
+        # alternatives over tens of thousands of operations; a card touches a few).
+        eager: dict[frozenset[Atom], int] = {}
+        lazy: dict[frozenset[Atom], list[tuple[tuple[int, ...], int, int]]] = {}
         offset = 0
         #: (universe, its first bit)
         self._bases: list[tuple[Universe, int]] = []
         for u in self.universes:
-            for pairs, mask in zip((p for p, _ in u.alternatives), u.masks, strict=True):
+            n = len(u.ops)
+            for pairs, positions in u.alternatives:
                 atoms = frozenset(Atom(ns, scope) for ns, scope in pairs)
-                alts[atoms] = alts.get(atoms, 0) | (mask << offset)
+                lazy.setdefault(atoms, []).append((positions, n, offset))
             self._bases.append((u, offset))
-            offset += len(u.ops)
-        self._spec_offsets: dict[int, int] = {}
+            offset += n
         for g in self.specs:
-            self._spec_offsets[id(g)] = offset
-            remap = self._mapping(g, offset)
+            remap = self._mapping(g)
             for atoms, local in g.alternative_masks():
                 moved = local & remap[0] if remap else 0
-                mask = ((local & ~moved) << offset) | (_remap(moved, remap[1]) if remap else 0)
-                alts[atoms] = alts.get(atoms, 0) | mask
+                mask = ((local & ~moved) << offset) | (_remap(moved, remap[1], offset) if remap else 0)
+                eager[atoms] = eager.get(atoms, 0) | mask
             offset += g.n_ops
         self.size = offset
-        self._alt_sets = list(alts)
-        self._masks = [alts[a] for a in self._alt_sets]
-        self._by_atom: dict[Atom, list[int]] = {}
+        self._alt_sets = list(dict.fromkeys([*lazy, *eager]))
+        self._eager = [eager.get(a, 0) for a in self._alt_sets]
+        self._lazy = [lazy.get(a, []) for a in self._alt_sets]
+        self._masks: list[int | None] = [None if self._lazy[j] else self._eager[j] for j in range(len(self._alt_sets))]
+        #: atom -> alternatives that are that atom alone (satisfied by its presence), and the others.
+        self._single: dict[Atom, list[int]] = {}
+        self._multi: dict[Atom, list[int]] = {}
         for j, atoms in enumerate(self._alt_sets):
+            target = self._single if len(atoms) == 1 else self._multi
             for atom in atoms:
-                self._by_atom.setdefault(atom, []).append(j)
+                target.setdefault(atom, []).append(j)
         self._cache: dict[frozenset[Atom], int] = {}
         self._universe_by_server = {u.server: u for u in self.universes}
 
-    def _mapping(self, g: SpecGrants, offset: int) -> tuple[int, dict[int, int]] | None:
+    def _mask(self, j: int) -> int:
+        m = self._masks[j]
+        if m is None:
+            m = self._eager[j]
+            for positions, n, base in self._lazy[j]:
+                m |= bitmask(positions, n) << base
+            self._masks[j] = m
+        return m
+
+    def _mapping(self, g: SpecGrants) -> tuple[int, dict[int, int]] | None:
         """(mask of the spec's operations a universe knows, their spec position -> global bit)."""
         servers = {a.namespace for atoms, _ in g.alternative_masks() for a in atoms}
         hits: dict[int, int] = {}
@@ -401,14 +417,12 @@ class GrantSpace:
         if hit is not None:
             return hit
         mask = 0
-        seen: set[int] = set()
         for atom in atoms:
-            for j in self._by_atom.get(atom, ()):
-                if j in seen:
-                    continue
-                seen.add(j)
+            for j in self._single.get(atom, ()):
+                mask |= self._mask(j)
+            for j in self._multi.get(atom, ()):
                 if self._alt_sets[j] <= atoms:
-                    mask |= self._masks[j]
+                    mask |= self._mask(j)
         if len(self._cache) < 100_000:
             self._cache[atoms] = mask
         return mask
@@ -423,10 +437,13 @@ class GrantSpace:
         full = atoms | delta
         checks = 0
         for atom in delta:
-            for j in self._by_atom.get(atom, ()):
+            for j in self._single.get(atom, ()):
+                checks += 1
+                mask |= self._mask(j)
+            for j in self._multi.get(atom, ()):
                 checks += 1
                 if self._alt_sets[j] <= full:
-                    mask |= self._masks[j]
+                    mask |= self._mask(j)
         return mask, checks
 
     def universe(self, server: str) -> Universe | None:
@@ -464,14 +481,15 @@ def _in_spec(grants: SpecGrants, operation_id: str) -> bool:
     return operation_id in grants.index.by_operation_id
 
 
-def _remap(mask: int, where: Mapping[int, int]) -> int:
-    out = 0
+def _remap(mask: int, where: Mapping[int, int], size: int) -> int:
+    """The bits of ``mask`` (spec positions) moved to their universe bits (all below ``size``)."""
     bits = bin(mask)[:1:-1]
+    out: list[int] = []
     i = bits.find("1")
     while i != -1:
-        out |= 1 << where[i]
+        out.append(where[i])
         i = bits.find("1", i + 1)
-    return out
+    return bitmask(out, size)
 
 
 def as_space(specs: GrantSpace | Sequence[SpecGrants] | SpecGrants) -> GrantSpace:
@@ -601,14 +619,7 @@ def solve_tier(
     picks: list[Alternative]
     if total <= exact_limit:
         method: Literal["exact", "greedy"] = "exact"
-        best: tuple[tuple[int, int, tuple[tuple[str, str], ...]], list[Alternative]] | None = None
-        for combo in itertools.product(*options):
-            atoms = base.union(*(a.atoms for a in combo))
-            c = cost(atoms)
-            if best is None or c < best[0]:
-                best = (c, list(combo))
-        assert best is not None
-        picks = best[1]
+        picks = _exact(options, base, space)
     else:
         method = "greedy"
         # The union of individually least-privileged choices is always a candidate, so the
@@ -625,6 +636,38 @@ def solve_tier(
         for p in group_members:
             chosen[p.key] = alt
     return TierSolution(atoms, chosen, combined_blast_radius(atoms, space), method, total)
+
+
+def _exact(options: Sequence[Sequence[Alternative]], base: frozenset[Atom], space: GrantSpace) -> list[Alternative]:
+    """Every combination, depth first: each step adds one decision's atoms to the grant set of the
+    ones before (incrementally), and a branch already opening more than the best is cut (adding
+    atoms never closes an operation). Ties: fewer atoms, then names, as ``cost`` orders them."""
+    best: list[Any] = [None, None, None]  # key, atoms, picks
+    picks: list[Alternative] = []
+
+    def names(atoms: frozenset[Atom]) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted((a.namespace, a.scope) for a in atoms))
+
+    def visit(i: int, atoms: frozenset[Atom], mask: int) -> None:
+        radius = mask.bit_count()
+        if best[0] is not None and radius > best[0][0]:
+            return
+        if i == len(options):
+            key = (radius, len(atoms))
+            if best[0] is None or key < best[0] or (key == best[0] and names(atoms) < names(best[1])):
+                best[0], best[1], best[2] = key, atoms, list(picks)
+            return
+        for alt in options[i]:
+            delta = alt.atoms - atoms
+            new, _ = space.extend(atoms, mask, delta)
+            picks.append(alt)
+            visit(i + 1, atoms | delta, new)
+            picks.pop()
+
+    visit(0, base, space.granted(base))
+    assert best[2] is not None
+    chosen: list[Alternative] = best[2]
+    return chosen
 
 
 def _undominated(candidates: Sequence[Alternative], base: frozenset[Atom]) -> list[Alternative]:

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ramscope.config import Settings
 from ramscope.derive import Engine
 from ramscope.derive.resolution import MAX_SUGGESTED_ACCESSES
@@ -129,3 +131,66 @@ def test_a2a_footprints_are_derived_once_per_agent_not_per_access(tmp_path: Path
     assert first["report"]["accesses"][0]["footprint"]["report"]  # level 2 embedded once, inside level 1
     assert all(f["same_as"] == "a0" and "report" not in f for f in rest)
     assert all(a["complete"] for a in doc["accesses"])
+
+
+# --------------------------------------------------------------------------- $ref fan-out (issue 14, item 11)
+
+
+def _fan_out(paths: int, ops: int) -> dict[str, Any]:
+    """OpenAPI 3.2: ``paths`` path items that all $ref one shared item of ``ops`` additionalOperations."""
+    doc = openapi({f"/p{i}": {"$ref": "#/components/pathItems/shared"} for i in range(paths)})
+    doc["openapi"] = "3.2.0"
+    doc["components"]["pathItems"] = {
+        "shared": {"additionalOperations": {f"M{j}": {"operationId": f"op{j}", "responses": {}} for j in range(ops)}}
+    }
+    return doc
+
+
+def test_ref_fan_out_past_the_operation_bound_is_a_clear_error() -> None:
+    """1,000 path items x 1,000 additionalOperations from a ~60 KB spec used to index 1,000,000 operations
+    (48 s, 750 MB). The count is known before any operation is built: past MAX_OPERATIONS, a SpecError."""
+    from ramscope.errors import SpecError
+    from ramscope.specs._doc import MAX_OPERATIONS
+
+    body = dumps(_fan_out(1000, 1000))
+    assert len(body) < 110_000  # the issue's was 59 KB with shorter names
+    with pytest.raises(SpecError, match=r"1,000,000 operations.*more than 250,000") as info:
+        build_index(make_spec(body))
+    assert "#/components/pathItems/shared" in str(info.value)
+    assert MAX_OPERATIONS == 250_000
+
+
+def test_ref_fan_out_through_the_cli_is_spec_invalid_not_a_crash(tmp_path: Path) -> None:
+    from .measure import TRACEBACK, run_ramscope
+
+    with LocalHTTPServer() as srv:
+        srv.route("/spec.json", body=dumps(_fan_out(1000, 1000)))
+        card = tmp_path / "card.json"
+        card.write_bytes(dumps(card_doc(manifest(srv.url("/spec.json"), operation_id="op1", resource_path="/p1"))))
+        run = run_ramscope(["--allow-private-network", "--cache-dir", str(tmp_path / "c"), "derive", str(card)])
+    assert TRACEBACK not in run.err
+    assert run.returncode == 3
+    (a,) = json.loads(run.out)["accesses"]
+    assert (a["status"], a["reason"]) == ("unresolved", "spec-invalid")
+    assert "operations" in a["reason_message"]
+
+
+def test_a_shared_path_item_is_indexed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within the bound, each path still gets its operations, but the shared item's own findings (here an
+    operationId that is not a string) are reported once, not once per path that refers to it."""
+    doc = _fan_out(50, 3)
+    doc["components"]["pathItems"]["shared"]["additionalOperations"]["M0"]["operationId"] = 7
+    index = build_index(make_spec(doc))
+    assert len(index.operations) == 150
+    bad = [d for d in index.diagnostics if d.code == "invalid-operation"]
+    assert len(bad) == 1
+
+
+def test_the_operation_bound_counts_every_path_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ramscope.errors import SpecError
+    from ramscope.specs import _doc
+
+    monkeypatch.setattr(_doc, "MAX_OPERATIONS", 10)
+    assert len(build_index(make_spec(_fan_out(5, 2))).operations) == 10
+    with pytest.raises(SpecError, match="11 operations"):
+        build_index(make_spec(_fan_out(11, 1)))

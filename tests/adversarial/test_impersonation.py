@@ -48,6 +48,14 @@ CALENDAR = "https://www.googleapis.com/discovery/v1/apis/calendar/v3/rest"
         ("Gооgle Calendar", "https://evil.example/calendar.json", "", "impersonation"),  # Cyrillic o's
         ("G00gle Drive", "https://evil.example/drive.json", "", "impersonation"),
         ("Goo\u200bgle Drive", "https://evil.example/drive.json", "", "impersonation"),
+        # Issue 14, item 16: default-ignorable characters the old list missed.
+        ("Goo\u034fgle Calendar", "https://evil.example/calendar.json", "", "impersonation"),
+        ("Goo\ufe0fgle Calendar", "https://evil.example/calendar.json", "", "impersonation"),
+        ("Goo\U000e0101gle Calendar", "https://evil.example/calendar.json", "", "impersonation"),
+        ("Goo\u180bgle Calendar", "https://evil.example/calendar.json", "", "impersonation"),
+        ("Goo\U000e0067gle Calendar", "https://evil.example/calendar.json", "", "impersonation"),
+        ("Goo\U0001d173gle Calendar", "https://evil.example/calendar.json", "", "impersonation"),
+        ("Goo\U0001bca0gle Calendar", "https://evil.example/calendar.json", "", "impersonation"),
         ("GoogleCalendar", "https://api.evil.example/cal.json", "", "impersonation"),
         ("Ｇｏｏｇｌｅ Docs", "https://evil.example/docs.json", "", "impersonation"),  # fullwidth
         ("Slack", "https://slack.com.evil.example/api.json", "", "impersonation"),

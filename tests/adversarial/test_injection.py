@@ -31,12 +31,14 @@ PAYLOAD = (
     "\x1b]8;;https://evil.example\x07x\x1b]8;;\x07"  # OSC 8 hyperlink
     "\x1b[2J\x1b]0;title\x07\x9b31m"  # clear screen, window title, C1 CSI
     "\u202egnp.exe\u200b\u2066\ufeff"  # bidi override, zero-width space, isolate, BOM
+    "\u034f\ufe0f\U000e0020\u00ad\u180b\U0001d173"  # more default-ignorables (issue 14, item 16)
     "<script>alert(1)</script><img src=x onerror=alert(1)>\"'>"  # HTML/JS
     "[md](https://evil.example) ![i](https://evil.example/i.png) <https://evil.example> "
     "www.evil.example https://evil.example a@evil.example `tick` **b** |pipe|"  # Markdown
     "\r\nsecond line"
 )
 RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\u200b", "\u2066", "\ufeff", "\r")
+RAW_CONTROLS += ("\u034f", "\ufe0f", "\U000e0020", "\u00ad", "\u180b", "\U0001d173")
 
 
 def hostile_card(url: str) -> dict[str, Any]:
@@ -208,3 +210,32 @@ def test_error_messages_quoting_the_card_are_escaped(tmp_path: Path) -> None:
     _no_raw_controls(r.err)
     assert TRACEBACK not in r.err
     assert sys.executable  # keep the import used
+
+
+def test_scopes_escapes_a_tag_character_at_the_end_of_a_scope(tmp_path: Path) -> None:
+    """Issue 14, item 16: `scopes` printed a scope ending in U+E0020 (TAG SPACE) raw: invisible on a terminal,
+    so "items.read" and "items.read<TAG SPACE>" looked the same. Now escaped, and reported."""
+    doc = openapi()
+    flows = doc["components"]["securitySchemes"]["oauth"]["flows"]["authorizationCode"]["scopes"]
+    flows["items.read\U000e0020"] = "a look-alike"
+    doc["paths"]["/items"]["get"]["security"] = [{"oauth": ["items.read\U000e0020"]}]
+    with LocalHTTPServer() as srv:
+        srv.route("/spec.json", body=dumps(doc))
+        card = tmp_path / "card.json"
+        card.write_bytes(dumps(card_doc(manifest(srv.url("/spec.json"), display_name="Item\u00adService"))))
+        r = run_ramscope(["--allow-private-network", "--cache-dir", str(tmp_path / "c"), "scopes", str(card)])
+        text = run_ramscope(
+            [
+                "--allow-private-network",
+                "--cache-dir",
+                str(tmp_path / "c"),
+                "consent",
+                str(card),
+                "--format",
+                "markdown",
+            ]
+        )
+    assert r.out == "items.read\\U000e0020\n"
+    assert "holds control or invisible characters" in r.err
+    assert "\U000e0020" not in text.out
+    assert "\u00ad" not in text.out  # the soft hyphen is shown escaped, not printed raw

@@ -261,3 +261,27 @@ def _forget_requests(srv: LocalHTTPServer) -> None:
     """Forget the requests seen so far, so the next round waits for its own first request."""
     with srv._lock:
         srv.requests.clear()
+
+
+@pytest.mark.parametrize("location", ["https:x", "http:\\\\h/x", "http://xn--/"])
+def test_a_malformed_redirect_is_a_fetch_error_and_the_batch_goes_on(tmp_path: Path, location: str) -> None:
+    """Issue 14, item 10: a spec URL answering with a malformed Location raised out of httpx (traceback,
+    exit 1), and in a batch one hostile server lost every card's report. Now: that spec's accesses are
+    unresolved (`spec-unavailable`, exit 3), and the other card of the batch is derived."""
+    with LocalHTTPServer() as srv:
+        srv.route("/good.json", body=dumps(openapi()))
+        srv.route("/evil.json", redirect=location)
+        cards = tmp_path / "cards"
+        cards.mkdir()
+        (cards / "a-evil.json").write_bytes(dumps(card_doc(manifest(srv.url("/evil.json")))))
+        (cards / "b-good.json").write_bytes(dumps(card_doc(manifest(srv.url("/good.json")))))
+        run = run_ramscope(
+            ["--allow-private-network", "--no-progress", "--cache-dir", str(tmp_path / "c"), "derive", str(cards)]
+        )
+    assert TRACEBACK not in run.err
+    assert run.returncode == 3, run.err
+    evil, good = (json.loads(line) for line in run.out.splitlines())
+    (a,) = evil["accesses"]
+    assert (a["status"], a["reason"], a["scopes"]) == ("unresolved", "spec-unavailable", None)
+    assert "invalid URL" in a["reason_message"]
+    assert good["accesses"][0]["scopes"] == ["items.read"]

@@ -263,7 +263,7 @@ class Engine:
         source = _Recording(self.store)
         try:
             loaded.fetched = source.get(url, kind_hint=kind)
-            loaded.index = load_index(url, source, kind_hint=kind)
+            loaded.index = load_index(url, source, kind_hint=kind, byte_budget=self.settings.max_spec_bytes)
         except (FetchError, SpecError) as exc:
             loaded.error = exc
         loaded.asked = tuple(dict.fromkeys(source.asked))
@@ -272,6 +272,8 @@ class Engine:
 
             assert loaded.fetched is not None
             loaded.validation = validate_spec(loaded.fetched)
+        if loaded.fetched is not None:
+            loaded.fetched.release_body()  # indexed: read back from the cache if ever needed again
         self._loaded[key] = loaded
         return loaded
 

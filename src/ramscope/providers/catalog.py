@@ -165,6 +165,14 @@ class Catalog:
 
     def _decode_entry(self, i: int) -> CatalogEntry:
         method, path, alts, least, notes = self.raw_entries[i]
+        n, nterms = len(self.strings), len(self.terms)
+        if (
+            not isinstance(path, str)
+            or not alts
+            or any(not 0 <= t < nterms for alt in alts for t in alt)
+            or any(not 0 <= x < n for sch, scopes in least for x in (sch, *scopes))
+        ):
+            raise CatalogError(f"entry {i} ({method} {path!r}) is malformed, refers out of range or has no alternative")
         strings = self.strings
         reqs = tuple(
             tuple(
@@ -339,14 +347,11 @@ def decode(data: bytes, normalise: Normaliser) -> Catalog:
                 raise CatalogError("a term refers to a string out of range")
             if strings[scheme] not in names:
                 raise CatalogError(f"a term names an unknown scheme {strings[scheme]!r}")
+        # Each entry is checked when it is decoded (a derivation looks up a few of 11,000); the
+        # methods and paths every look-up table needs are checked here.
         entries = raw["entries"]
-        for method, path, alts, least, _notes in entries:
-            if not isinstance(method, str) or not isinstance(path, str) or not alts:
-                raise CatalogError(f"entry {method!r} {path!r}: malformed, or without alternatives")
-            if any(not 0 <= t < len(terms) for alt in alts for t in alt):
-                raise CatalogError(f"entry {method} {path}: a term out of range")
-            if any(not 0 <= x < n for sch, scopes in least for x in (sch, *scopes)):
-                raise CatalogError(f"entry {method} {path}: a least mark out of range")
+        if not all(isinstance(e, list) and len(e) == 5 and isinstance(e[0], str) for e in entries):
+            raise CatalogError("malformed entries")
         keys = raw["keys"]
         if len(keys) != len(entries) or not all(isinstance(k, str) for k in keys):
             raise CatalogError("keys and entries disagree")

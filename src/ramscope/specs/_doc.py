@@ -34,6 +34,8 @@ __all__ = [
     "INVALID_OPERATION",
     "INVALID_SECURITY",
     "INVALID_SECURITY_SCHEME",
+    "MAX_OPERATIONS",
+    "MISPLACED_SECURITY",
     "REF_CYCLE",
     "REF_REFUSED",
     "REF_UNRESOLVED",
@@ -56,6 +58,10 @@ SPEC_LIMITS = Limits(
     positions=False,
 )
 
+#: Operations one spec may describe. The largest real spec seen (Microsoft Graph beta) has 22,361;
+#: $ref lets a 60 KB spec describe a million (issue 14), so the count is checked before any is built.
+MAX_OPERATIONS = 250_000
+
 _S = "spec"
 SECURITY_UNDECLARED = rule(
     "security-undeclared",
@@ -73,6 +79,13 @@ INVALID_SECURITY = rule(
     "invalid-security",
     Severity.WARNING,
     "A security requirement list is malformed, so the operation's requirements are unknown.",
+    stage=_S,
+)
+MISPLACED_SECURITY = rule(
+    "misplaced-security",
+    Severity.WARNING,
+    "A `security` list stands where the format reads none (an OpenAPI path item): it is not applied, and "
+    "the operations it may have been meant for are unknown.",
     stage=_S,
 )
 INVALID_SECURITY_SCHEME = rule(

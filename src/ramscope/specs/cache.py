@@ -42,8 +42,15 @@ def index_cache_key(sha256: str, kind_hint: SpecKind | None = None) -> str:
     return f"v{INDEX_FORMAT_VERSION}-{sha256}-{kind_hint.value if kind_hint else 'auto'}"
 
 
-def load_index(url: str, source: SpecSource, *, kind_hint: SpecKind | None = None) -> SpecIndex:
+def load_index(
+    url: str, source: SpecSource, *, kind_hint: SpecKind | None = None, byte_budget: int | None = None
+) -> SpecIndex:
     """The index of the spec at ``url``: from the artifact cache when still valid, else built and cached.
+
+    ``byte_budget`` (the run's ``--max-spec-bytes``) bounds the spec and every document its ``$ref``
+    values read, together: one spec URL cannot make ramscope parse and hold 32 documents of the limit
+    each (issue 14). A document that would take the total past it is not read (its refs are unresolved).
+    Each document's body is released from memory once parsed, when it can be read back.
 
     Raises :class:`~ramscope.errors.FetchError` if the spec cannot be obtained and
     :class:`~ramscope.errors.SpecError` if it is not a spec ramscope understands.
@@ -59,9 +66,18 @@ def load_index(url: str, source: SpecSource, *, kind_hint: SpecKind | None = Non
             return index
 
     deps: list[tuple[str, str]] = []
+    used = [spec.size]
 
     def load_ref(ref_url: str) -> FetchedSpec:
         fetched = source.get(ref_url)
+        if byte_budget is not None and used[0] + fetched.size > byte_budget:
+            fetched.release_body()
+            raise FetchError(
+                f"reading it ({fetched.size:,} bytes) would take this spec and the documents its $refs read "
+                f"({used[0]:,} bytes so far) past --max-spec-bytes ({byte_budget:,}), a budget they share",
+                url=ref_url,
+            )
+        used[0] += fetched.size
         deps.append((ref_url, fetched.sha256))
         return fetched
 

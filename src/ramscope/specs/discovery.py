@@ -13,9 +13,13 @@ What the format leaves implicit, and how it is read here:
   (authorization code) and service accounts (a signed JWT exchanged at the token
   endpoint: the agent's own identity, which plays the role of client
   credentials), so the ``Oauth2`` scheme gets both flows, marked ``inferred``.
-* A method without ``scopes`` needs no OAuth scope; if the document defines the
-  ``key`` query parameter (every Google document does), such a method is called
-  with an API key, so it gets one alternative: the inferred ``key`` apiKey scheme.
+* A method without ``scopes`` (or with ``scopes: []``) declares nothing: its
+  requirements are unknown (``None``, source ``undeclared``), never "needs
+  nothing" and never a guessed API key (the ``key`` query parameter every Google
+  document defines says a key *may* be sent, not that one suffices). A policy pin
+  (``scopes = []``) says it is public where the provider documents that. A
+  document in which no method declares scopes has ``security_declared=False``,
+  as an OpenAPI spec without ``security``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..documents import FetchedSpec
-from ._doc import INVALID_OPERATION, INVALID_SECURITY, UNDECLARED_SCOPE, assign_keys
+from ._doc import INVALID_OPERATION, INVALID_SECURITY, SECURITY_UNDECLARED, UNDECLARED_SCOPE, assign_keys
 from .model import (
     FlowKind,
     OAuthFlow,
@@ -44,7 +48,6 @@ __all__ = ["DISCOVERY_KIND", "OAUTH2_SCHEME", "DiscoveryAdapter", "build_discove
 DISCOVERY_KIND = "discovery#restDescription"
 #: The scheme name the index gives Google's OAuth 2.0 (Discovery documents name none).
 OAUTH2_SCHEME = "Oauth2"
-API_KEY_SCHEME = "key"
 
 GOOGLE_AUTHORIZATION_URL = "https://accounts.google.com/o/oauth2/auth"
 GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token"
@@ -88,16 +91,13 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
             (str(k), _str(v.get("description")) if isinstance(v, dict) else "") for k, v in raw_scopes.items()
         )
     declared_scopes = {s for s, _ in scope_list}
-    params = doc.get("parameters")
-    key_param = params.get("key") if isinstance(params, dict) else None
-    has_key = isinstance(key_param, dict)
-    key_alternative: Requirements = ((SchemeRequirement(API_KEY_SCHEME),),) if has_key else ()
 
     service_path = _str(doc.get("servicePath"))
     entries: list[OperationEntry] = []
     uses_oauth = isinstance(oauth2, dict)
-    uses_key = False
     undeclared: dict[str, str] = {}
+    #: Methods declaring nothing: (pointer, name). Reported per method only if others declare.
+    silent: list[tuple[str, str]] = []
     reqs_cache: dict[tuple[Any, ...], Requirements] = {}
 
     # Iterative walk: resources nest ten deep in real documents, and a hostile one could nest more.
@@ -146,9 +146,8 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
                     )
                     reqs, src = None, "method"
                 else:
-                    reqs = key_alternative
-                    uses_key = uses_key or has_key
-                    src = "inferred" if has_key else "none"
+                    reqs, src = None, "undeclared"
+                    silent.append((mptr, name))
                 flat = m.get("flatPath")
                 alt: tuple[str, ...] = ()
                 full = _with_service_path(service_path, path)
@@ -180,6 +179,26 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
                 if isinstance(r, dict)
             )
 
+    declared = any(e.security_source == "method" and e.requirements is not None for e in entries)
+    if not declared:
+        diags.append(
+            SECURITY_UNDECLARED(
+                "",
+                "no method of the document lists scopes, so what its methods need is unknown: "
+                "check its documentation (pin public methods with a policy)",
+                data={"affects": "all"},
+            )
+        )
+    else:
+        for mptr, name in silent:
+            diags.append(
+                SECURITY_UNDECLARED(
+                    mptr,
+                    f"method {name!r} lists no scopes, so what it needs is unknown, not nothing "
+                    "(pin it with a policy if the provider documents it as public)",
+                )
+            )
+
     for scope, where in undeclared.items():
         diags.append(
             UNDECLARED_SCOPE(
@@ -208,17 +227,6 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
                 inferred=True,
             )
         )
-    if uses_key and isinstance(key_param, dict):
-        schemes.append(
-            SecurityScheme(
-                API_KEY_SCHEME,
-                SchemeType.API_KEY,
-                _str(key_param.get("description")),
-                api_key_in="query",
-                api_key_name="key",
-                inferred=True,
-            )
-        )
     base = _with_service_path(service_path, "").rstrip("/")
     operations = tuple(assign_keys(entries, diags))
     return SpecIndex(
@@ -231,7 +239,7 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
         base_paths=(base,) if base else (),
         operations=operations,
         schemes=tuple(schemes),
-        security_declared=True,
+        security_declared=declared,
         diagnostics=tuple(diags),
         extra={k: doc[k] for k in ("id", "name", "rootUrl", "servicePath") if isinstance(doc.get(k), str)},
     )

@@ -58,7 +58,7 @@ __all__ = [
 
 #: Bump when the index shape, an adapter's reading or the cached form changes: cached
 #: indexes of an older format are then rebuilt instead of trusted.
-INDEX_FORMAT_VERSION = 3
+INDEX_FORMAT_VERSION = 4
 
 
 class SchemeType(enum.StrEnum):

@@ -10,7 +10,12 @@ Semantics, exactly as the specifications say:
   describes auth only in prose) says nothing: every operation's requirements are
   ``None`` ("unknown") and the index carries ``security_declared=False`` and a
   warning; it is never read as "needs nothing";
-* a requirement naming an undefined scheme keeps its term and gets a diagnostic.
+* a requirement naming an undefined scheme keeps its term and gets a diagnostic;
+* a malformed ``security`` (``null``, a string, ...) makes its own operations'
+  requirements unknown and declares nothing: "the spec declares security" comes
+  from well-formed declarations only;
+* ``security`` on a path item is not OpenAPI: it is diagnosed, and the item's
+  operations without their own ``security`` are unknown.
 
 Only path items and security schemes are dereferenced (see :mod:`.refs`); the
 rest of the document (schemas, parameters, responses) is never touched, so
@@ -28,10 +33,12 @@ from urllib.parse import urljoin, urlsplit
 from ..diagnostics import Diagnostic, join_pointer
 from ..documents import FetchedSpec
 from ..errors import SpecError
+from . import _doc
 from ._doc import (
     INVALID_OPERATION,
     INVALID_SECURITY,
     INVALID_SECURITY_SCHEME,
+    MISPLACED_SECURITY,
     REF_CYCLE,
     REF_REFUSED,
     REF_UNRESOLVED,
@@ -188,6 +195,8 @@ class _Builder:
         self.undeclared_scopes: dict[tuple[str, str], str] = {}
         self.checked_terms: set[SchemeRequirement] = set()
         self.security_cache: dict[int, tuple[Any, Requirements | None]] = {}
+        #: Whether the path item just indexed held a well-formed operation-level `security`.
+        self._op_declared = False
 
     # ------------------------------------------------------------------ top level
 
@@ -205,6 +214,8 @@ class _Builder:
 
         entries: list[OperationEntry] = []
         pending: list[int] = []  # operations with no security of their own and no root security
+        # Only a well-formed declaration says "the writer thought about security here": a malformed one
+        # (null, a string ...) is unknown for its own operations and says nothing about the others.
         op_declared = False
         all_bases: list[str] = list(root_bases)
 
@@ -214,43 +225,22 @@ class _Builder:
             paths = None
         methods = _METHODS_32 if self.spec_version.startswith("3.2") else _METHODS
         spec32 = self.spec_version.startswith("3.2")
-        for path, raw_item in (paths or {}).items():
-            if path.startswith("x-"):
-                continue
-            item_ptr = "/paths/" + path.replace("~", "~0").replace("/", "~1")
-            item, source = self._path_item(path, raw_item, item_ptr)
-            if item is None:
-                continue
-            item_bases = root_bases
-            if "servers" in item:
-                item_bases = self._servers(item["servers"], root_bases, item_ptr + "/servers")
-                all_bases.extend(item_bases)
-            ops = [(m, item[m], f"{item_ptr}/{m}") for m in methods if m in item]
-            if spec32 and isinstance(item.get("additionalOperations"), dict):
-                ops.extend(
-                    (m, o, join_pointer(item_ptr, "additionalOperations", m))
-                    for m, o in item["additionalOperations"].items()
-                )
-            for method, op, op_ptr in ops:
-                if not isinstance(op, dict):
-                    self.diags.append(INVALID_OPERATION(op_ptr, f"{method.upper()} {path}: not an object; skipped"))
-                    continue
-                bases = item_bases
-                if "servers" in op:
-                    bases = self._servers(op["servers"], item_bases, op_ptr + "/servers")
-                    all_bases.extend(bases)
-                if "security" in op:
-                    op_declared = True
-                    reqs = self._security(op["security"], op_ptr + "/security")
-                    src = "operation" if reqs is not None else "invalid"
-                elif root_declared:
-                    reqs, src = root_reqs, ("root" if root_reqs is not None else "invalid")
-                else:
-                    reqs, src = None, "undeclared"
-                    pending.append(len(entries))
-                entries.append(self._entry(method.upper(), path, op, op_ptr, bases, reqs, src, source))
+        items = self._count_operations(paths or {}, methods, spec32)
+        #: Path items already indexed: one $ref'd by several paths gives each its operations, but its own
+        #: findings are reported once (the first time), not once per path that refers to it.
+        seen: set[int] = set()
+        for path, item, source, item_ptr in items:
+            repeat = id(item) in seen
+            seen.add(id(item))
+            findings, self.diags = self.diags, ([] if repeat else self.diags)
+            try:
+                self._index_item(path, item, source, item_ptr, methods, spec32, root_bases, all_bases, root_declared,
+                                 root_reqs, entries, pending)  # fmt: skip
+            finally:
+                self.diags = findings
+            op_declared = op_declared or self._op_declared
 
-        declared = root_declared or op_declared
+        declared = (root_declared and root_reqs is not None) or op_declared
         if declared:
             # The spec does declare security, just not for these: they need none.
             for i in pending:
@@ -274,6 +264,114 @@ class _Builder:
             diagnostics=tuple(self.diags),
             extra={"servers": servers} if (servers := self._server_urls()) else {},
         )
+
+    def _count_operations(
+        self, paths: Mapping[str, Any], methods: tuple[str, ...], spec32: bool
+    ) -> list[tuple[str, dict[str, Any], str, str]]:
+        """Resolve every path item and count its operations, before any is indexed.
+
+        ``$ref`` lets a small spec multiply: P path items referring to one shared item of A operations
+        (OAS 3.2 ``additionalOperations`` has no fixed size) are P x A operations. Past
+        :data:`~ramscope.specs._doc.MAX_OPERATIONS` the spec is refused with a :class:`SpecError`
+        naming the most-shared target, instead of building them.
+        """
+        items: list[tuple[str, dict[str, Any], str, str]] = []
+        total = 0
+        by_ref: dict[str, list[int]] = {}
+        for path, raw_item in paths.items():
+            if path.startswith("x-"):
+                continue
+            item_ptr = "/paths/" + path.replace("~", "~0").replace("/", "~1")
+            item, source = self._path_item(path, raw_item, item_ptr)
+            if item is None:
+                continue
+            n = sum(1 for m in methods if m in item)
+            extra = item.get("additionalOperations") if spec32 else None
+            n += len(extra) if isinstance(extra, dict) else 0
+            total += n
+            if isinstance(raw_item, dict) and isinstance(ref := raw_item.get("$ref"), str):
+                counts = by_ref.setdefault(ref, [0, 0])
+                counts[0] += 1
+                counts[1] += n
+            items.append((path, item, source, item_ptr))
+        limit = _doc.MAX_OPERATIONS
+        if total > limit:
+            why = ""
+            if by_ref:
+                ref, (refs, ops) = max(by_ref.items(), key=lambda kv: kv[1][1])
+                why = f" ({ops:,} of them from {refs:,} path items that $ref {ref[:200]!r})"
+            raise SpecError(
+                f"the spec describes {total:,} operations{why}, more than {limit:,} (ramscope's bound per spec); "
+                "it is not indexed"
+            )
+        return items
+
+    def _index_item(
+        self,
+        path: str,
+        item: dict[str, Any],
+        source: str,
+        item_ptr: str,
+        methods: tuple[str, ...],
+        spec32: bool,
+        root_bases: list[str],
+        all_bases: list[str],
+        root_declared: bool,
+        root_reqs: Requirements | None,
+        entries: list[OperationEntry],
+        pending: list[int],
+    ) -> None:
+        """Index one path item's operations into ``entries``; sets ``self._op_declared``."""
+        self._op_declared = False
+        item_bases = root_bases
+        if "servers" in item:
+            item_bases = self._servers(item["servers"], root_bases, item_ptr + "/servers")
+            all_bases.extend(item_bases)
+        ops = [(m, item[m], f"{item_ptr}/{m}") for m in methods if m in item]
+        if spec32 and isinstance(item.get("additionalOperations"), dict):
+            ops.extend(
+                (m, o, join_pointer(item_ptr, "additionalOperations", m))
+                for m, o in item["additionalOperations"].items()
+            )
+        item_security = "security" in item
+        if item_security and all(isinstance(op, dict) and "security" in op for _, op, _ in ops):
+            self.diags.append(
+                MISPLACED_SECURITY(
+                    item_ptr + "/security",
+                    f"path {path}: `security` on a path item is not OpenAPI; "
+                    "every operation here declares its own, which is what counts",
+                )
+            )
+        for method, op, op_ptr in ops:
+            if not isinstance(op, dict):
+                self.diags.append(INVALID_OPERATION(op_ptr, f"{method.upper()} {path}: not an object; skipped"))
+                continue
+            bases = item_bases
+            if "servers" in op:
+                bases = self._servers(op["servers"], item_bases, op_ptr + "/servers")
+                all_bases.extend(bases)
+            if "security" in op:
+                reqs = self._security(op["security"], op_ptr + "/security")
+                src = "operation" if reqs is not None else "invalid"
+                self._op_declared = self._op_declared or reqs is not None
+            elif item_security:
+                # The writer put requirements where OpenAPI reads none. Whether they meant them for this
+                # operation cannot be told, and inheriting the root's (or "none") could ask too little.
+                self.diags.append(
+                    MISPLACED_SECURITY(
+                        op_ptr,
+                        f"{method.upper()} {path}: `security` on its path item is not OpenAPI "
+                        "(only the root and operations declare requirements); this operation declares "
+                        "none of its own, so what it needs is unknown",
+                    )
+                )
+                reqs, src = None, "invalid"
+            elif root_declared:
+                reqs, src = root_reqs, ("root" if root_reqs is not None else "invalid")
+            else:
+                reqs, src = None, "undeclared"
+                pending.append(len(entries))
+            entries.append(self._entry(method.upper(), path, op, op_ptr, bases, reqs, src, source))
 
     # ------------------------------------------------------------------ path items
 
@@ -494,7 +592,7 @@ class _Builder:
             )
 
     def _undeclared_warning(self) -> None:
-        msg = "the spec declares no security requirements (no root or operation `security`)"
+        msg = "the spec declares no security requirements (no well-formed root or operation `security`)"
         if self.schemes:
             msg += f"; it defines the scheme(s) {', '.join(sorted(self.schemes))} but never requires them"
         msg += ", so what its operations need is unknown: check its documentation"

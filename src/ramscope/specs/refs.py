@@ -230,7 +230,7 @@ class RefResolver:
         try:
             fetched = self._load_ref(url)
         except FetchError as exc:
-            return RefFailure("ref-unresolved", f"$ref {ref!r} could not be fetched: {exc.detail}", ref)
+            return RefFailure("ref-unresolved", f"$ref {ref!r} could not be fetched: {exc}", ref)
         final = urldefrag(fetched.final_url or url)[0]
         if final != url:
             why = check_ref_target(final, self._spec_url)
@@ -240,6 +240,8 @@ class RefResolver:
             doc = parse_spec_body(fetched.body, source=url, media_type=fetched.media_type)
         except SpecError as exc:
             return RefFailure("ref-unresolved", f"$ref {ref!r}: {exc.detail}", ref)
+        finally:
+            fetched.release_body()  # parsed (or not parseable): the bytes need not stay in memory
         self.loaded.append((url, fetched.sha256))
         self._docs[url] = doc
         return None

@@ -37,6 +37,7 @@ runs ramscope; share a cache directory only between processes you trust.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import os
@@ -84,6 +85,8 @@ _HEADER = struct.Struct(">4sI")
 _DIGEST_LEN = 32
 #: Bodies at least this large are stored apart from their entry (when the caller gives their hash).
 SEPARATE_BODY_BYTES = 256 * 1024
+#: Bytes of bodies queued for the background writer before a new write waits for older ones.
+QUEUED_BYTES = 64 * 1024 * 1024
 #: The metadata key of the reference to a body stored apart (never in what callers store or get).
 _BODY_REF = "_body"
 _BLOB_PREFIX = "blob:sha256:"
@@ -294,6 +297,9 @@ class SpecCache:
         #: Keys whose background write is not known to be finished.
         self._pending: dict[str, Future[bool]] = {}
         self._pending_lock = threading.Lock()
+        #: Background writes not known to be done, oldest first, with the bytes each holds.
+        self._queued: collections.deque[tuple[Future[bool], int]] = collections.deque()
+        self._queued_bytes = 0
 
     @property
     def _cache(self) -> diskcache.Cache:
@@ -438,7 +444,7 @@ class SpecCache:
             return self._set(key, _seal(meta, body))
         blob = _BLOB_PREFIX + body_sha256
         entry = _seal({**meta, _BODY_REF: {"sha256": body_sha256, "size": len(body)}}, b"")
-        self._background((key, blob), lambda: self._save_apart(key, blob, body, entry))
+        self._background((key, blob), lambda: self._save_apart(key, blob, body, entry), size=len(body))
         return True
 
     def _save_apart(self, key: str, blob: str, body: bytes, entry: list[bytes]) -> bool:
@@ -452,7 +458,18 @@ class SpecCache:
             return False
         return self._set(key, entry)
 
-    def _background(self, keys: tuple[str, ...], work: Callable[[], bool]) -> None:
+    def _background(self, keys: tuple[str, ...], work: Callable[[], bool], *, size: int = 0) -> None:
+        # Each queued write holds its body: when fetches outrun the disk, the queue would hold every
+        # body of a run (20 specs of 30 MiB: 600 MiB, issue 14). Past QUEUED_BYTES, wait for the oldest.
+        while True:
+            with self._pending_lock:
+                while self._queued and self._queued[0][0].done():
+                    self._queued_bytes -= self._queued.popleft()[1]
+                if not self._queued or self._queued_bytes + size <= QUEUED_BYTES:
+                    break
+                oldest = self._queued[0][0]
+            with contextlib.suppress(Exception):  # a failed write is a miss, found when read
+                oldest.result()
         with self._pending_lock:
             if self._writer is None:
                 from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - only when writing
@@ -462,6 +479,8 @@ class SpecCache:
             fut = self._writer.submit(work)
             for k in keys:
                 self._pending[k] = fut
+            self._queued.append((fut, size))
+            self._queued_bytes += size
 
     def _wait(self, key: str) -> None:
         with self._pending_lock:
@@ -562,14 +581,16 @@ def _http_date(value: str | None) -> float | None:
         return None
 
 
-def freshness(headers: Mapping[str, str], *, now: float, default_ttl: float) -> tuple[bool, float]:
+def freshness(
+    headers: Mapping[str, str], *, now: float, default_ttl: float, max_ttl: float | None = None
+) -> tuple[bool, float]:
     """``(storable, expires_at)`` for a response received at ``now`` (RFC 9111, simplified).
 
     ``s-maxage`` wins over ``max-age`` (several processes share one cache
     directory, which makes it a shared cache), then ``Expires`` minus ``Date``,
     then ``default_ttl`` (``--cache-ttl``). ``Age`` is subtracted. ``no-store``
     is not stored; ``no-cache`` is stored but stale at once, so every use
-    revalidates.
+    revalidates. The lifetime is at most ``max_ttl`` (``--cache-max-ttl``) when given.
     """
     cc = parse_cache_control(headers.get("cache-control", ""))
     if "no-store" in cc:
@@ -589,5 +610,7 @@ def freshness(headers: Mapping[str, str], *, now: float, default_ttl: float) -> 
         lifetime = 0 if expires is None else expires - date
     if lifetime is None:
         lifetime = default_ttl
+    if max_ttl is not None:
+        lifetime = min(lifetime, max_ttl)
     age = _seconds(headers.get("age")) or 0
     return True, now + max(0.0, lifetime - age)

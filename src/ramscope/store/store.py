@@ -46,6 +46,7 @@ from ..errors import (
 )
 from .cache import (
     CACHE_ENTRY_CORRUPT,
+    SEPARATE_BODY_BYTES,
     CachedMeta,
     CacheEntry,
     CachePeek,
@@ -67,7 +68,15 @@ if TYPE_CHECKING:
 # The HTTP stack (httpx's client, httpcore, h2, ssl) and cassettes (PyYAML) are imported when a
 # run first needs them: a run answered from the cache does not.
 
-__all__ = ["INSECURE_FETCH", "MAX_REDIRECTS", "STALE_SPEC", "USER_AGENT", "Clock", "SpecStore"]  # noqa: F822 - USER_AGENT: module __getattr__
+__all__ = [
+    "CACHE_ENTRY_DISTRUSTED",
+    "INSECURE_FETCH",
+    "MAX_REDIRECTS",
+    "STALE_SPEC",
+    "USER_AGENT",  # noqa: F822 - module __getattr__
+    "Clock",
+    "SpecStore",
+]
 
 #: Seconds since the epoch; injected in tests to move time without sleeping.
 Clock = Callable[[], float]
@@ -89,6 +98,17 @@ INSECURE_FETCH = rule(
     "A spec was fetched over plain http, or redirected to it: anyone on the path could have changed it.",
     stage="fetch",
 )
+CACHE_ENTRY_DISTRUSTED = rule(
+    "cache-entry-distrusted",
+    Severity.WARNING,
+    "A cached spec claims a fetch time in the future or a freshness beyond --cache-max-ttl: ramscope did "
+    "not write it so; it was not used.",
+    stage="fetch",
+)
+#: Bytes of prefetched spec bodies kept in memory until indexed; the rest wait in the cache (issue 14).
+PREFETCH_HOLD_BYTES = 128 * 1024 * 1024
+#: Seconds of clock difference tolerated between the processes sharing a cache (and a save's two clock reads).
+_CLOCK_SLACK = 60.0
 STALE_SPEC = rule(
     "stale-spec",
     Severity.WARNING,
@@ -218,6 +238,8 @@ class SpecStore:
         self._closed = False
         # Recording wants every exchange of the run in the file, so the cache may not answer.
         self._bypass_cache = settings.refresh or settings.record
+        #: Cache keys found untrustworthy (and reported) in this run.
+        self._distrusted: frozenset[str] = frozenset()
         self._cassette: Cassette | None = None
         if settings.cassette is not None:
             from .cassette import Cassette  # noqa: PLC0415
@@ -289,12 +311,28 @@ class SpecStore:
         """
         todo = list(dict.fromkeys(urls))
         results: dict[str, FetchedSpec | FetchError] = {}
+        # Prefetched specs wait to be indexed, and a card's may add up to GBs (20 specs of 30 MiB):
+        # past PREFETCH_HOLD_BYTES, each large body goes to wait in the cache as soon as it is
+        # fetched, and is read back when indexed (issue 14).
+        held = [0]
+
+        def hold(spec: FetchedSpec) -> None:
+            if not spec.body_loaded:
+                return
+            with self._lock:
+                held[0] += spec.size
+                if held[0] <= PREFETCH_HOLD_BYTES or spec.size < SEPARATE_BODY_BYTES:
+                    return
+                held[0] -= spec.size
+            spec.release_body()
 
         def one(item: tuple[str, SpecKind | None]) -> FetchedSpec | FetchError:
             try:
-                return self.get(item[0], kind_hint=item[1])
+                spec = self.get(item[0], kind_hint=item[1])
             except FetchError as exc:
                 return exc
+            hold(spec)
+            return spec
 
         with self._progress(len(todo)) as advance:
             # What the cache answers is answered here: a worker thread would open its own
@@ -432,7 +470,9 @@ class SpecStore:
         if ex.status == 304 and conditional and entry is not None:
             return self._revalidated(entry, ex, now, diags)
         if use_cache and ex.ok and ex.complete:
-            storable, expires_at = freshness(ex.headers, now=now, default_ttl=self.settings.cache_ttl)
+            storable, expires_at = freshness(
+                ex.headers, now=now, default_ttl=self.settings.cache_ttl, max_ttl=self._max_ttl
+            )
             if storable:
                 self._save(key, ex, media_type=ex.media_type, expires_at=expires_at)
         return ex
@@ -507,7 +547,12 @@ class SpecStore:
             raise FetchError(f"HTTP {ex.status} {ex.reason}".rstrip() + where, url=url)
         if not ex.body:
             raise FetchError("the server answered with an empty body", url=url)
-        spec = self._spec_from(url, kind_hint, ex, ex.media_type)
+        loader = None
+        if len(ex.body) >= SEPARATE_BODY_BYTES and ex.sha256:
+            # Stored apart in the cache (or, if not storable, obtained again and checked by hash): the
+            # body can be released from memory once indexed, and read back (FetchedSpec.release_body).
+            loader = self._body_loader(document_key(canonical), canonical, ex.sha256, len(ex.body))
+        spec = self._spec_from(url, kind_hint, ex, ex.media_type, reloader=loader)
         # A corrupt entry found (and discarded) by the look-up above is part of how this spec was obtained.
         return replace(spec, diagnostics=(*diags, *spec.diagnostics)) if diags else spec
 
@@ -622,7 +667,9 @@ class SpecStore:
             provenance={**_shared_provenance(ctx.exchanges), **result.provenance},
             diagnostics=tuple(diags),
         )
-        storable, expires_at = freshness(ex.headers, now=now, default_ttl=self.settings.cache_ttl)
+        storable, expires_at = freshness(
+            ex.headers, now=now, default_ttl=self.settings.cache_ttl, max_ttl=self._max_ttl
+        )
         if storable:
             self._save(key, ex, media_type=result.media_type, expires_at=expires_at)
         return self._spec_from(url, kind, ex, result.media_type)
@@ -636,12 +683,13 @@ class SpecStore:
         *,
         body_loader: Callable[[], bytes] | None = None,
         size: int | None = None,
+        reloader: Callable[[], bytes] | None = None,
     ) -> FetchedSpec:
         return FetchedSpec(
             url=url,
             final_url=ex.final_url,
             body=None if body_loader is not None else ex.body,
-            body_loader=body_loader,
+            body_loader=body_loader or reloader,
             size=size,
             media_type=media_type,
             sha256=ex.sha256,
@@ -742,7 +790,14 @@ class SpecStore:
             raise BlockedURLError(str(exc), url=asked) from None
         except httpx.TimeoutException:
             raise FetchTimeoutError(too_slow, url=asked) from None
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
+            # httpx parses a redirect's Location inside send() even when it follows none, and a stranger's
+            # `https:x`, `http:\\h/x` or `http://xn--/` raises InvalidURL or an IDNA (Unicode) error there.
+            location = request.extensions.get(_LOCATION_NOTE)
+            if isinstance(location, str):
+                raise FetchError(f"a redirect to an invalid URL ({location[:200]!r}): {exc}", url=asked) from None
+            if not isinstance(exc, httpx.HTTPError):
+                raise FetchError(f"cannot build a request to {checked.host}: {exc}", url=asked) from None
             raise FetchError(f"cannot reach {checked.host}: {exc}", url=asked) from None
         # Where the bytes came from, read before the body: closing may drop the connection.
         replayed = response.extensions.get("ramscope_provenance")
@@ -806,6 +861,7 @@ class SpecStore:
                     cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
                     timeout=httpx.Timeout(self.settings.timeout, connect=min(self.settings.timeout, 15.0)),
                     headers={"user-agent": _user_agent(), "accept-encoding": "gzip, deflate"},
+                    event_hooks={"response": [_note_location]},
                 )
             return self._client
 
@@ -877,7 +933,20 @@ class SpecStore:
             self._cache_store().delete(key)
             reason = f"its metadata is malformed ({exc})"
         else:
-            return got
+            doubt = self._doubt(got.meta) if got is not None and check else None
+            if doubt is None:
+                return got
+            # Not deleted: the entry may be another process's under other settings (a longer
+            # --cache-max-ttl); the fetch that follows overwrites it with one these settings trust.
+            with self._lock:
+                told, self._distrusted = key in self._distrusted, self._distrusted | {key}
+            if not told:  # a peek and the exchange after it read the same entry: said once
+                diag = CACHE_ENTRY_DISTRUSTED(
+                    "", f"the cached copy of {what} is not used: {doubt}", data={"cache_key": key}
+                )
+                diags.append(diag)
+                self._note(diag)
+            return None
         diag = CACHE_ENTRY_CORRUPT(
             "",
             f"the cached copy of {what} was corrupt and has been discarded: {reason}",
@@ -885,6 +954,27 @@ class SpecStore:
         )
         diags.append(diag)
         self._note(diag)
+        return None
+
+    @property
+    def _max_ttl(self) -> float:
+        return max(self.settings.cache_max_ttl, self.settings.cache_ttl)
+
+    def _doubt(self, meta: Mapping[str, Any]) -> str | None:
+        """Why an intact entry cannot have been written by ramscope under these settings, if it cannot.
+
+        The seal proves an entry is whole, not who wrote it: whoever can write the cache directory can
+        seal anything. An entry fetched (or revalidated) in the future, or fresh for longer than
+        ``cache_max_ttl`` after it, is not one this store wrote, so it is a miss.
+        """
+        now = self._clock()
+        for name in ("fetched_at", "validated_at"):
+            if float(meta[name]) > now + _CLOCK_SLACK:
+                return f"its {name.replace('_', ' ')} time lies in the future"
+        expires = meta.get("expires_at")
+        if isinstance(expires, int | float) and expires - float(meta["validated_at"]) > self._max_ttl + _CLOCK_SLACK:
+            days = (expires - float(meta["validated_at"])) / 86400
+            return f"it claims {days:,.1f} days of freshness, more than --cache-max-ttl ({self._max_ttl:g} s) allows"
         return None
 
     def _from_entry(self, entry: CacheEntry, diags: list[Diagnostic], extra: Mapping[str, Any]) -> Exchange:
@@ -921,7 +1011,7 @@ class SpecStore:
         kept = [(k, v) for k, v in entry.meta["headers"] if k not in updated]
         header_items = tuple(kept) + tuple((k, v) for k, v in answer.header_items if k in updated)
         merged = dict(header_items)
-        _, expires_at = freshness(merged, now=now, default_ttl=self.settings.cache_ttl)
+        _, expires_at = freshness(merged, now=now, default_ttl=self.settings.cache_ttl, max_ttl=self._max_ttl)
         meta = dict(entry.meta)
         meta.update(
             headers=[[k, v] for k, v in header_items],
@@ -1015,6 +1105,17 @@ def _concurrently(fn: Callable[[_T], _R], items: Sequence[_T], jobs: int) -> Ite
         if not ok:
             raise value
         yield item, value
+
+
+#: Request extension where :func:`_note_location` leaves a response's raw Location.
+_LOCATION_NOTE = "ramscope_location"
+
+
+def _note_location(response: httpx.Response) -> None:
+    """Keep a redirect's raw Location on its request, so an error httpx raises parsing it can quote it."""
+    location = response.headers.get("location")
+    if location is not None:
+        response.request.extensions[_LOCATION_NOTE] = location
 
 
 def _drain(response: httpx.Response) -> bytes:
