@@ -17,6 +17,11 @@ ARGVS = [
     ["schema", "report"],
     ["validate", "a.json", "--format", "sarif"],
     ["consent", "c.json", "--format", "html", "-o", "out.html"],
+    ["consent", "c.json", "--skill", "book-trip"],
+    ["derive", "c.json", "--skill", "book-trip"],
+    ["check", "a.json", "b.json", "--rules", "org.toml", "--format", "sarif", "-o", "out.sarif"],
+    ["export", "c.json", "--format", "cedar", "--schema", "s.cedarschema", "--skill", "s"],
+    ["compare", "a.json", "b.json", "c.json", "--rank", "--format", "json"],
 ]
 
 

@@ -3,7 +3,7 @@
 Every command is a thin call into the library API; nothing here decides what a
 permission is. Exit codes (``docs/cli.md``): 0 success, 1 invalid card,
 2 usage error or unreadable input, 3 derivation incomplete, 4 (diff) new
-permissions or other new risks.
+permissions or other new risks, 5 (check) an error-severity rule failed.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,14 +34,25 @@ from .validate import validate
 
 if TYPE_CHECKING:
     from .derive import Engine
+    from .governance.locate import Locator
 
-__all__ = ["EXIT_DIFF_NEW_PERMISSIONS", "EXIT_INCOMPLETE", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "main"]
+__all__ = [
+    "EXIT_DIFF_NEW_PERMISSIONS",
+    "EXIT_INCOMPLETE",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_RULES_FAILED",
+    "EXIT_USAGE",
+    "main",
+]
 
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 EXIT_DIFF_NEW_PERMISSIONS = 4
+#: ``check``: an error-severity rule failed (``ramscope.governance.check.EXIT_RULES_FAILED``).
+EXIT_RULES_FAILED = 5
 
 
 EXIT_CODES_HELP = """exit codes:
@@ -472,6 +483,7 @@ def _configure_derive(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="derive every card again, even one derived before from the same card, settings, policy and specs",
     )
+    p.add_argument("--skill", metavar="ID", help="only this skill's accesses and its own tiers (per-skill extension)")
 
 
 class _NothingToWrite(Exception):
@@ -496,6 +508,8 @@ def _run_derive(args: argparse.Namespace) -> int:
     # Reports are written as they are derived: a batch of 10,000 cards is never all in memory.
     paths = expand_card_args(args.cards)
     derived = _Derived(args, paths)
+    if args.skill:
+        return _run_derive_skill(args, paths, derived)
     with _output(args, paths) as write:
         if args.format == "text":
             from .outputs.text import render_report_text  # noqa: PLC0415 - rich: only for text output
@@ -519,6 +533,34 @@ def _run_derive(args: argparse.Namespace) -> int:
             # written; an empty `-o` file would read as a report of nothing.
             raise _NothingToWrite
     return derived.exit_code
+
+
+def _run_derive_skill(args: argparse.Namespace, paths: Sequence[str], derived: _Derived) -> int:
+    """``derive --skill ID``: each card's report restricted to one skill, with that skill's own tiers."""
+    from .governance.skills import restrict_report, restrict_report_dict  # noqa: PLC0415
+
+    codes: set[int] = {derived.worst}
+    with _output(args, paths) as write:
+        if args.format == "text":
+            from .outputs.text import render_report_text  # noqa: PLC0415
+
+            color = args.output is None and sys.stdout.isatty()
+            for r in derived:
+                one = restrict_report(r, args.skill)
+                codes.add(one.exit_code)
+                write(render_report_text(one, color=color, min_severity=_text_severity(args)))
+        else:
+            docs = (restrict_report_dict(one.to_dict(), args.skill) for one in derived.as_json())
+            single = len(paths) == 1 and len(args.cards) == 1
+            for doc in docs:
+                codes.add(_exit_from_dict(doc))
+                write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n" if single else _json_line(doc))
+        if not derived.codes and derived.worst != EXIT_OK:
+            raise _NothingToWrite
+    for code in (EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE):
+        if code in codes:
+            return code
+    return EXIT_OK
 
 
 def _text_severity(args: argparse.Namespace) -> Severity:
@@ -587,6 +629,7 @@ def _configure_consent(p: argparse.ArgumentParser) -> None:
     p.add_argument("card", metavar="CARD")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
     _format_option(p, ("json", "markdown", "html"), "json")
+    p.add_argument("--skill", metavar="ID", help="ask only for what this skill uses (per-skill extension)")
 
 
 def _run_consent(args: argparse.Namespace) -> int:
@@ -594,6 +637,10 @@ def _run_consent(args: argparse.Namespace) -> int:
     card = load_card(args.card)
     with _engine(args) as engine:
         report = engine.derive(card)
+    if args.skill:
+        from .governance.skills import restrict_report  # noqa: PLC0415
+
+        report = restrict_report(report, args.skill)
     provider = card.document.get("provider")
     from .outputs.consent import consent_data, render_html, render_markdown  # noqa: PLC0415
 
@@ -665,6 +712,131 @@ def _run_diff(args: argparse.Namespace) -> int:
     if d["risks"] or d["new_permissions"]:
         return EXIT_DIFF_NEW_PERMISSIONS
     return EXIT_OK if d["complete"] else EXIT_INCOMPLETE
+
+
+# --------------------------------------------------------------------------- governance
+
+
+def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tuple[dict[str, Any], Locator]], int]:
+    """Each CARD's report (derived, or a saved report read as it is) and a locator into its card.
+
+    Governance reads reports; this is where the CLI obtains them. Unreadable inputs are said on
+    stderr and give exit 2; the others are still judged.
+    """
+    from .governance.locate import Locator  # noqa: PLC0415
+    from .outputs.diff import check_report_shape  # noqa: PLC0415
+
+    out: list[tuple[dict[str, Any], Locator]] = []
+    worst = EXIT_OK
+    with _engine(args) as engine:
+        for path in expand_card_args(paths):
+            try:
+                card = load_card(path)
+                if card.document.get("report_version") is not None and "tiers" in card.document:
+                    saved = dict(card.document)
+                    check_report_shape(saved, source=str(path))
+                    source = saved["card"].get("source")
+                    locator = Locator()
+                    # A saved report points back at its card: findings are placed there when it is readable.
+                    if isinstance(source, str) and source and os.path.isfile(source):
+                        with contextlib.suppress(InputError):
+                            locator = Locator.for_card(load_card(source))
+                    out.append((saved, locator))
+                else:
+                    out.append((engine.derive(card).to_dict(), Locator.for_card(card)))
+            except InputError as exc:
+                _fail(str(exc))
+                worst = EXIT_USAGE
+    return out, worst
+
+
+def _configure_check(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cards", nargs="+", metavar="CARD", help="cards, saved `derive` reports, directories or globs")
+    p.add_argument("--rules", type=Path, required=True, metavar="RULES.toml", help="the organisation's rules")
+    _format_option(p, ("text", "json", "sarif"), "text")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    from .governance.check import check_report, exit_code, results_json  # noqa: PLC0415
+    from .governance.rules import load_rules  # noqa: PLC0415
+    from .governance.sarif import render_sarif, render_text  # noqa: PLC0415
+
+    target = _output_target(args, [*args.cards, str(args.rules)])
+    rules = load_rules(args.rules)
+    reports, worst = _governed(args, args.cards)
+    results = [check_report(report, rules, locator) for report, locator in reports]
+    if args.format == "text":
+        text = render_text(results)
+    elif args.format == "json":
+        text = json.dumps(results_json(results, rules), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = json.dumps(render_sarif(results, rules), indent=2, ensure_ascii=False) + "\n"
+    _emit(args, text, target)
+    return EXIT_USAGE if worst == EXIT_USAGE else exit_code(results)
+
+
+def _configure_export(p: argparse.ArgumentParser) -> None:
+    p.add_argument("card", metavar="CARD", help="a card or a saved `derive` report")
+    _format_option(p, ("cedar", "cedar-schema", "json"), "cedar")
+    p.add_argument("--schema", type=Path, metavar="FILE", help="with --format cedar: also write the Cedar schema here")
+    p.add_argument("--skill", metavar="ID", help="only what this skill may do (per-skill permission sets)")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from .governance import cedar  # noqa: PLC0415
+
+    target = _output_target(args, [args.card])
+    if args.format == "cedar-schema":
+        _emit(args, cedar.cedar_schema(), target)
+        return EXIT_OK
+    reports, worst = _governed(args, [args.card])
+    if not reports:
+        return worst
+    report = reports[0][0]
+    if args.skill:
+        from .governance.skills import restrict_report_dict  # noqa: PLC0415
+
+        report = restrict_report_dict(report, args.skill)
+    if args.format == "json":
+        _emit(args, json.dumps(cedar.allowlist(report), indent=2, ensure_ascii=False) + "\n", target)
+    else:
+        if args.schema:
+            atomic_write(args.schema, cedar.cedar_schema())
+        _emit(args, cedar.cedar_policies(report), target)
+    return _exit_from_dict(report)
+
+
+def _exit_from_dict(report: Mapping[str, Any]) -> int:
+    card = report.get("card") if isinstance(report.get("card"), dict) else {}
+    if isinstance(card, dict) and card.get("valid") is False:
+        return EXIT_INVALID
+    return EXIT_OK if report.get("complete") is not False else EXIT_INCOMPLETE
+
+
+def _configure_compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cards", nargs="+", metavar="CARD", help="cards or saved `derive` reports")
+    p.add_argument("--rank", action="store_true", help="order least-privileged first (the rule is stated)")
+    _format_option(p, ("text", "json"), "text")
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from .governance.compare import compare_reports, render_compare_text  # noqa: PLC0415
+
+    reports, worst = _governed(args, args.cards)
+    data = compare_reports([r for r, _ in reports], rank=args.rank)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_compare_text(data))
+    if worst != EXIT_OK:
+        return worst
+    codes = {_exit_from_dict(r) for r, _ in reports}
+    for code in (EXIT_INVALID, EXIT_INCOMPLETE):
+        if code in codes:
+            return code
+    return EXIT_OK
 
 
 def _configure_universe(p: argparse.ArgumentParser) -> None:
@@ -739,9 +911,12 @@ COMMANDS: list[_Command] = [
     _Command("consent", "consent-screen data (json, markdown, html)", _configure_consent, _run_consent),
     _Command("diff", "permissions added or removed between two cards or reports", _configure_diff, _run_diff),
     _Command("schema", "print the JSON Schema of the manifest or of the report", _configure_schema, _run_schema),
+    _Command("check", "judge cards by an organisation's rules (text, json, sarif)", _configure_check, _run_check),
+    _Command("export", "what a card may do, as Cedar policies or a JSON allowlist", _configure_export, _run_export),
     _Command(
-        "universe", "show or refresh the permission universes and catalogs", _configure_universe, _run_universe
+        "compare", "agents side by side by footprint; --rank: least-privileged first", _configure_compare, _run_compare
     ),
+    _Command("universe", "show or refresh the permission universes and catalogs", _configure_universe, _run_universe),
 ]
 
 

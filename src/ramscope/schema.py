@@ -15,7 +15,7 @@ from .manifest import ENUM_TYPES, MESSAGE_TYPES, enum_names, message_fields
 
 __all__ = ["SCHEMA_NAMES", "generate_manifest_schema", "load_schema"]
 
-SCHEMA_NAMES = ("manifest", "report")
+SCHEMA_NAMES = ("manifest", "report", "skills-extension")
 _ID_BASE = "https://ramscope.invalid/schemas/"
 
 # Fields a *valid* manifest must give (the proto makes everything optional; the

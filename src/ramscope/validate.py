@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from .card import Card, load_card
 from .diagnostics import Diagnostic, Severity, rule, split_pointer
+from .governance.skills import validate_skill_extension
 from .manifest import (
     InteractionProtocol,
     Loc,
@@ -108,6 +109,7 @@ def validate(card: Card | str | os.PathLike[str] | Mapping[str, Any]) -> list[Di
     diags = list(card.load_diagnostics)
     if card.manifest_found:
         diags.extend(validate_manifest(card.manifest))
+        diags.extend(validate_skill_extension(card))
     return sort_diagnostics(diags)
 
 

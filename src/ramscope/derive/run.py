@@ -3,14 +3,18 @@ choices (:mod:`.choice`), A2A footprints (:mod:`.footprint`), tiers (:mod:`.tier
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..card import Card
 from ..diagnostics import Diagnostic, has_errors
+from ..governance.skills import find_skill_extension
 from ..naming import display_name_diagnostics
 from ..outputs.report import (
     Report,
+    SkillRecord,
+    TierRecord,
 )
 from ..specs.model import SpecKind
 from ..validate import validate
@@ -20,7 +24,7 @@ from .resolution import MAX_SUGGESTED_ACCESSES, Resolution
 from .rules import (
     PIN_UNUSED,
 )
-from .state import Pending, spec_urls
+from .state import Outcome, Pending, spec_urls
 from .tiers import Tiers
 
 if TYPE_CHECKING:
@@ -64,16 +68,8 @@ class CardRun(Resolution, Choosing, Footprints, Tiers):
                 what = f"access {pin.access!r}" if pin.access else f"operation {pin.operation!r}"
                 self.diags.append((PIN_UNUSED("", f"policy pin for {what} matched nothing in this card"), None))
         valid = not has_errors(card_diags)
-        tiers = self._tiers(outcomes)
-        if not valid:
-            tiers = {
-                name: replace(
-                    t,
-                    card_valid=False,
-                    identities={i: replace(it, card_valid=False) for i, it in t.identities.items()},
-                )
-                for name, t in tiers.items()
-            }
+        tiers = _mark_valid(self._tiers(outcomes), valid)
+        skills = self._skills(outcomes, valid)
         specs = self._spec_records()
         names = ((r.id, r.display_name, r.loc.of("display_name")) for r in m.resources)
         self.diags.extend((d, None) for d in display_name_diagnostics(names, [s.to_dict() for s in specs]))
@@ -90,8 +86,43 @@ class CardRun(Resolution, Choosing, Footprints, Tiers):
             if (self.policy.pins or self.policy.exclude or self.policy.prefer or self.policy.catalog_for)
             else None,
             providers=self._providers(pending),
+            skills=skills,
             card=self.card,
         )
 
+    def _skills(self, outcomes: Sequence[Outcome], valid: bool) -> dict[str, SkillRecord] | None:
+        """Each mapped skill's own cumulative tiers, solved over that skill's accesses alone
+        (``ramscope.governance.skills``); ``None`` for a card without the per-skill extension."""
+        sets, _ = find_skill_extension(self.card)
+        if sets is None:
+            return None
+        known = {o.access.id for o in outcomes}
+        out: dict[str, SkillRecord] = {}
+        for s in sets.skills:
+            if s.skill_id in out:
+                continue  # mapped twice: a validation error; the first mapping is used
+            wanted = set(s.resource_accesses)
+            mine = [o for o in outcomes if o.access.id in wanted]
+            out[s.skill_id] = SkillRecord(
+                accesses=[o.access.id for o in mine],
+                tiers=_mark_valid(self._tiers(mine), valid),
+                unknown_accesses=[a for a in s.resource_accesses if a not in known],
+            )
+        return out
+
     def _nested(self, card: Card, depth: int) -> Report:
         return CardRun(self.engine, card, depth=depth, path=self.path).run()
+
+
+def _mark_valid(tiers: dict[str, TierRecord], valid: bool) -> dict[str, TierRecord]:
+    """An invalid card's tiers say so (they are not complete, whatever their accesses)."""
+    if valid:
+        return tiers
+    return {
+        name: replace(
+            t,
+            card_valid=False,
+            identities={i: replace(it, card_valid=False) for i, it in t.identities.items()},
+        )
+        for name, t in tiers.items()
+    }

@@ -23,6 +23,7 @@ __all__ = [
     "AccessRecord",
     "IdentityTier",
     "Report",
+    "SkillRecord",
     "SpecRecord",
     "StoredReport",
     "TierRecord",
@@ -206,6 +207,28 @@ class TierRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SkillRecord:
+    """One skill of a card carrying per-skill permission sets: its accesses and its own tiers."""
+
+    accesses: list[str]
+    tiers: Mapping[str, TierRecord]
+    #: Access ids the extension names that the manifest does not define (a validation error).
+    unknown_accesses: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.unknown_accesses and all(t.complete for t in self.tiers.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "accesses": self.accesses,
+            "unknown_accesses": self.unknown_accesses,
+            "complete": self.complete,
+            "tiers": {name: self.tiers[name].to_dict() for name in TIERS},
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     card_name: str
     card_source: str
@@ -218,6 +241,11 @@ class Report:
     policy: Mapping[str, Any] | None = None
     #: The provider snapshots the derivation used: {"universes": [...], "catalogs": [...]}.
     providers: Mapping[str, Any] | None = None
+    #: Per skill, its own cumulative tiers; only for cards carrying the per-skill extension
+    #: (``ramscope.governance.skills``), else ``None`` and absent from the JSON.
+    skills: Mapping[str, SkillRecord] | None = None
+    #: Set on a report restricted to one skill (``derive --skill``).
+    skill: str | None = None
     #: The card derived (not part of the JSON): where each diagnostic is in the file, which access,
     #: resource or operation it concerns.
     card: Card | None = field(default=None, compare=False, repr=False)
@@ -245,6 +273,14 @@ class Report:
         return self._json
 
     def to_dict(self) -> dict[str, Any]:
+        out = self._to_dict()
+        if self.skills is not None:
+            out["skills"] = {name: rec.to_dict() for name, rec in self.skills.items()}
+        if self.skill is not None:
+            out["skill"] = self.skill
+        return out
+
+    def _to_dict(self) -> dict[str, Any]:
         return {
             "report_version": REPORT_VERSION,
             "generator": {"name": "ramscope", "version": __version__},

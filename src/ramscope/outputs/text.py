@@ -37,6 +37,8 @@ def render_report_text(
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
     title = for_terminal(report.card_name or report.card_source)
+    if report.skill is not None:
+        title += f"  [skill {for_terminal(report.skill)}]"
     console.print(f"{title}  ({for_terminal(report.card_source)}, sha256 {report.card_sha256[:12]})", markup=False)
     if not report.card_valid:
         console.print(
