@@ -152,3 +152,16 @@ class FakeClock:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+@pytest.fixture
+def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """``ramscope ARGV`` in-process, with its own cache and loopback specs allowed: (exit, stdout, stderr)."""
+    from ramscope.cli import main
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(["--cache-dir", str(tmp_path / "cache"), "--allow-private-network", *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

@@ -11,7 +11,6 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ramscope.cli import main
 from ramscope.errors import InputError
 from ramscope.schema import load_schema
 from tests.support.httpserver import LocalHTTPServer
@@ -57,16 +56,6 @@ def _card(server: LocalHTTPServer, *ops: tuple[str, str, str], evil: str = "") -
         "description": "An agent for CLI tests",
         "resourceAccessManifest": {"resources": resources, "operations": operations, "resource_accesses": accesses},
     }
-
-
-@pytest.fixture
-def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
-    def run(*argv: str) -> tuple[int, str, str]:
-        code = main(["--cache-dir", str(tmp_path / "cache"), "--allow-private-network", *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 @pytest.fixture

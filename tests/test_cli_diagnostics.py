@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from ramscope.cli import main
 from tests import _bank
 from tests.support.httpserver import LocalHTTPServer
 
@@ -21,16 +20,6 @@ def bank() -> Iterator[LocalHTTPServer]:
     with LocalHTTPServer() as srv:
         _bank.serve_bank(srv)
         yield srv
-
-
-@pytest.fixture
-def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Run:
-    def run(*argv: str) -> tuple[int, str, str]:
-        code = main(["--cache-dir", str(tmp_path / "cache"), "--allow-private-network", *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from ramscope.cli import main
 from ramscope.outputs.diff import diff_reports
 from tests import _bank
 from tests.support.httpserver import LocalHTTPServer
@@ -21,16 +20,6 @@ Run = Callable[..., tuple[int, str, str]]
 def bank() -> Iterator[str]:
     with LocalHTTPServer() as srv:
         yield _bank.serve_bank(srv)
-
-
-@pytest.fixture
-def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Run:
-    def run(*argv: str) -> tuple[int, str, str]:
-        code = main(["--cache-dir", str(tmp_path / "cache"), "--allow-private-network", *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 def _pair(tmp_path: Path, old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str]:

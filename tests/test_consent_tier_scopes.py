@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from ramscope.cli import main
 from tests import _bank
 from tests.support.httpserver import LocalHTTPServer
 
@@ -20,16 +19,6 @@ Run = Callable[..., tuple[int, str, str]]
 def bank() -> Iterator[str]:
     with LocalHTTPServer() as srv:
         yield _bank.serve_bank(srv)
-
-
-@pytest.fixture
-def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Run:
-    def run(*argv: str) -> tuple[int, str, str]:
-        code = main(["--cache-dir", str(tmp_path / "cache"), "--allow-private-network", *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 @pytest.fixture
