@@ -14,13 +14,12 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from .._text import for_terminal
-from .._version import __version__
+from ..outputs.diagnostics import sarif_log, sarif_rule
 from .check import CardResult, exit_code
 from .rules import RuleSet
 
 __all__ = ["render_sarif", "render_text"]
 
-INFORMATION_URI = "https://github.com/a2aproject/A2A/issues/1426"
 
 
 def render_text(results: Sequence[CardResult]) -> str:
@@ -96,34 +95,18 @@ def render_sarif(results: Sequence[CardResult], rules: RuleSet) -> dict[str, Any
             if f.suppressed:
                 item["suppressions"] = [{"kind": "external", "justification": f.suppressed}]
             out.append(item)
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "ramscope",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "informationUri": INFORMATION_URI,
-                        "rules": [
-                            {
-                                "id": r.id,
-                                "name": "".join(p.title() for p in r.id.replace("_", "-").split("-")),
-                                "shortDescription": {"text": r.summary},
-                                "fullDescription": {"text": f"{r.summary} (rule kind: {r.kind})"},
-                                "defaultConfiguration": {"level": level[r.severity]},
-                                "properties": {"kind": r.kind, "tags": ["governance"]},
-                            }
-                            for r in rules.rules
-                        ],
-                    }
-                },
-                "automationDetails": {"id": f"ramscope-check/{rules.source}"},
-                "artifacts": artifacts,
-                "results": out,
-                "columnKind": "unicodeCodePoints",
-            }
+    return sarif_log(
+        [
+            sarif_rule(
+                r.id,
+                r.summary,
+                f"{r.summary} (rule kind: {r.kind})",
+                level[r.severity],
+                {"kind": r.kind, "tags": ["governance"]},
+            )
+            for r in rules.rules
         ],
-    }
+        out,
+        artifacts,
+        automationDetails={"id": f"ramscope-check/{rules.source}"},
+    )

@@ -177,6 +177,41 @@ def render_sarif(results: Sequence[CardDiagnostics]) -> dict[str, Any]:
             if d.code in index:
                 item["ruleIndex"] = index[d.code]
             sarif_results.append(item)
+    return sarif_log(
+        [
+            sarif_rule(
+                r.code,
+                r.summary,
+                f"{r.summary} (stage: {r.stage})",
+                _SARIF_LEVEL[r.severity],
+                {"stage": r.stage},
+            )
+            for r in rules
+        ],
+        sarif_results,
+        artifacts,
+    )
+
+
+def sarif_rule(rule_id: str, summary: str, full: str, level: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """One SARIF ``reportingDescriptor``: the rule's id, a PascalCase name, its texts and level."""
+    return {
+        "id": rule_id,
+        "name": "".join(p.title() for p in rule_id.replace("_", "-").split("-")),
+        "shortDescription": {"text": summary},
+        "fullDescription": {"text": full},
+        "defaultConfiguration": {"level": level},
+        "properties": properties,
+    }
+
+
+def sarif_log(
+    rules: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+    artifacts: list[dict[str, Any]],
+    **run: Any,
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of one ramscope run (``validate`` and ``check`` both write one)."""
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -188,21 +223,12 @@ def render_sarif(results: Sequence[CardDiagnostics]) -> dict[str, Any]:
                         "version": __version__,
                         "semanticVersion": __version__,
                         "informationUri": INFORMATION_URI,
-                        "rules": [
-                            {
-                                "id": r.code,
-                                "name": "".join(p.title() for p in r.code.split("-")),
-                                "shortDescription": {"text": r.summary},
-                                "fullDescription": {"text": f"{r.summary} (stage: {r.stage})"},
-                                "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
-                                "properties": {"stage": r.stage},
-                            }
-                            for r in rules
-                        ],
+                        "rules": rules,
                     }
                 },
+                **run,
                 "artifacts": artifacts,
-                "results": sarif_results,
+                "results": results,
                 "columnKind": "unicodeCodePoints",
             }
         ],
