@@ -45,7 +45,7 @@ import orjson
 
 from ..specs.model import Requirements, SchemeRequirement, SecurityScheme, scheme_from_dict, scheme_to_dict
 from .authserver import scheme_server
-from .universe import Universe
+from .universe import Universe, _deltas, _undelta
 
 __all__ = ["FORMAT", "Catalog", "CatalogEntry", "CatalogError", "Permission", "decode", "encode"]
 
@@ -388,15 +388,6 @@ def _provider_module(name: str) -> Any:
     return importlib.import_module(hit[0]) if hit else None
 
 
-def _undelta(deltas: Sequence[int]) -> list[int]:
-    out: list[int] = []
-    total = 0
-    for d in deltas:
-        total += d
-        out.append(total)
-    return out
-
-
 def _universe_section(
     compiled: Sequence[Sequence[Any]],
     terms: Sequence[tuple[int, tuple[int, ...]]],
@@ -433,6 +424,5 @@ def _universe_section(
     out: list[list[Any]] = []
     for pairs, where in sorted(by_alt.items(), key=lambda kv: sorted(kv[0])):
         positions = sorted(where)
-        deltas = [b - a for a, b in zip([0, *positions], positions, strict=False)]
-        out.append([sorted([list(pair) for pair in pairs]), deltas])
+        out.append([sorted([list(pair) for pair in pairs]), _deltas(positions)])
     return out
