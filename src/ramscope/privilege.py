@@ -230,6 +230,8 @@ class SpecGrants:
         self.n_ops = len(index.operations)
         self._scheme_atoms: dict[str, tuple[str, SchemeType]] = {}
         self._interned: dict[tuple[str, str], Atom] = {}
+        self._universe_positions: dict[tuple[str, str], dict[int, int]] = {}
+        self._splits: dict[tuple[str, str], list[tuple[int, int]]] = {}
         alt_ids: dict[frozenset[Atom], int] = {}
         self._alt_sets: list[frozenset[Atom]] = []
         masks: list[int] = []
@@ -258,6 +260,44 @@ class SpecGrants:
             for atom in a:
                 self._by_atom.setdefault(atom, []).append(j)
         self._granted_cache: dict[frozenset[Atom], int] = {}
+
+    def universe_positions(self, u: Universe) -> dict[int, int]:
+        """The spec's operations that universe ``u`` also knows: spec position -> universe position.
+
+        Only for a spec whose scopes live in ``u``'s server (a Discovery document in Google's), and
+        kept: a batch builds many grant spaces over the same specs, and matching reads every
+        operation's id (on a cached index, every record).
+        """
+        key = (u.server, u.version)
+        hit = self._universe_positions.get(key)
+        if hit is None:
+            hit = {}
+            if any(a.namespace == u.server for atoms in self._alt_sets for a in atoms):
+                where = u.positions
+                for i, op in enumerate(self.index.operations):
+                    p = where.get(op.operation_id) if op.operation_id else None
+                    if p is not None:
+                        hit[i] = p
+            self._universe_positions[key] = hit
+        return hit
+
+    def split_by(self, u: Universe) -> list[tuple[int, int]]:
+        """Per alternative: (its operations ``u`` does not know, as spec bits; those it knows, as bits
+        of ``u``), so a grant space counts each of those once, as the universe's. Empty when ``u``
+        knows none of this spec's operations. Kept, like :meth:`universe_positions`."""
+        key = (u.server, u.version)
+        hit = self._splits.get(key)
+        if hit is None:
+            where = self.universe_positions(u)
+            hit = []
+            if where:
+                known = bitmask(where, self.n_ops)
+                n = len(u.ops)
+                for mask in self._masks:
+                    moved = mask & known
+                    hit.append((mask & ~known, bitmask(_bits(moved, where), n)))
+            self._splits[key] = hit
+        return hit
 
     def alternative_masks(self) -> list[tuple[frozenset[Atom], int]]:
         """(atoms, bitmask of the spec's operations they authorize) per distinct alternative."""
@@ -353,23 +393,26 @@ class GrantSpace:
         # built only when the alternative is first satisfied (a universe has hundreds of
         # alternatives over tens of thousands of operations; a card touches a few).
         eager: dict[frozenset[Atom], int] = {}
-        lazy: dict[frozenset[Atom], list[tuple[tuple[int, ...], int, int]]] = {}
+        lazy: dict[frozenset[Atom], list[tuple[Universe, int, int]]] = {}
         offset = 0
         #: (universe, its first bit)
         self._bases: list[tuple[Universe, int]] = []
         for u in self.universes:
             n = len(u.ops)
-            for pairs, positions in u.alternatives:
-                atoms = frozenset(Atom(ns, scope) for ns, scope in pairs)
-                lazy.setdefault(atoms, []).append((positions, n, offset))
+            for k, (atoms, _) in enumerate(_universe_atoms(u)):
+                lazy.setdefault(atoms, []).append((u, k, offset))
             self._bases.append((u, offset))
             offset += n
         for g in self.specs:
-            remap = self._mapping(g)
-            for atoms, local in g.alternative_masks():
-                moved = local & remap[0] if remap else 0
-                mask = ((local & ~moved) << offset) | (_remap(moved, remap[1], offset) if remap else 0)
-                eager[atoms] = eager.get(atoms, 0) | mask
+            splits = [(g.split_by(u), base) for u, base in self._bases]
+            for j, (atoms, local) in enumerate(g.alternative_masks()):
+                rest, moved = local, 0
+                for split, base in splits:
+                    if split:
+                        own, known = split[j]
+                        rest &= own
+                        moved |= known << base
+                eager[atoms] = eager.get(atoms, 0) | (rest << offset) | moved
             offset += g.n_ops
         self.size = offset
         self._alt_sets = list(dict.fromkeys([*lazy, *eager]))
@@ -390,26 +433,10 @@ class GrantSpace:
         m = self._masks[j]
         if m is None:
             m = self._eager[j]
-            for positions, n, base in self._lazy[j]:
-                m |= bitmask(positions, n) << base
+            for u, k, base in self._lazy[j]:
+                m |= _universe_mask(u, k) << base
             self._masks[j] = m
         return m
-
-    def _mapping(self, g: SpecGrants) -> tuple[int, dict[int, int]] | None:
-        """(mask of the spec's operations a universe knows, their spec position -> global bit)."""
-        servers = {a.namespace for atoms, _ in g.alternative_masks() for a in atoms}
-        hits: dict[int, int] = {}
-        for u, base in self._bases:
-            if u.server not in servers:
-                continue
-            where = u.positions
-            for i, op in enumerate(g.index.operations if g.n_ops else ()):
-                p = where.get(op.operation_id) if op.operation_id else None
-                if p is not None and i not in hits:
-                    hits[i] = base + p
-        if not hits:
-            return None
-        return bitmask(hits, g.n_ops), hits
 
     def granted(self, atoms: frozenset[Atom]) -> int:
         """Bitmask of the grant space's protected operations that ``atoms`` authorize."""
@@ -477,19 +504,47 @@ class GrantSpace:
         return True
 
 
-def _in_spec(grants: SpecGrants, operation_id: str) -> bool:
-    return operation_id in grants.index.by_operation_id
+#: id(universe) -> (the universe, its alternatives as atom sets): universes live for the process.
+_UNIVERSE_ATOMS: dict[int, tuple[Universe, list[tuple[frozenset[Atom], tuple[int, ...]]]]] = {}
+#: id(universe) -> (the universe, alternative -> its mask), filled as grant spaces need them.
+_UNIVERSE_MASKS: dict[int, tuple[Universe, dict[int, int]]] = {}
 
 
-def _remap(mask: int, where: Mapping[int, int], size: int) -> int:
-    """The bits of ``mask`` (spec positions) moved to their universe bits (all below ``size``)."""
+def _universe_mask(u: Universe, k: int) -> int:
+    """The operations alternative ``k`` of ``u`` opens, as bits of ``u`` (built once, when first needed)."""
+    masks = _UNIVERSE_MASKS.get(id(u))
+    if masks is None or masks[0] is not u:
+        masks = _UNIVERSE_MASKS[id(u)] = (u, {})
+    m = masks[1].get(k)
+    if m is None:
+        m = masks[1][k] = bitmask(u.alternatives[k][1], len(u.ops))
+    return m
+
+
+def _bits(mask: int, where: Mapping[int, int]) -> list[int]:
+    """The positions ``where`` maps the set bits of ``mask`` to."""
     bits = bin(mask)[:1:-1]
     out: list[int] = []
     i = bits.find("1")
     while i != -1:
         out.append(where[i])
         i = bits.find("1", i + 1)
-    return bitmask(out, size)
+    return out
+
+
+def _universe_atoms(u: Universe) -> list[tuple[frozenset[Atom], tuple[int, ...]]]:
+    hit = _UNIVERSE_ATOMS.get(id(u))
+    if hit is None or hit[0] is not u:
+        if len(_UNIVERSE_ATOMS) >= 32:  # refreshed universes are decoded per engine: keep a few
+            _UNIVERSE_ATOMS.clear()
+            _UNIVERSE_MASKS.clear()
+        alts = [(frozenset(Atom(ns, sc) for ns, sc in pairs), pos) for pairs, pos in u.alternatives]
+        hit = _UNIVERSE_ATOMS[id(u)] = (u, alts)
+    return hit[1]
+
+
+def _in_spec(grants: SpecGrants, operation_id: str) -> bool:
+    return operation_id in grants.index.by_operation_id
 
 
 def as_space(specs: GrantSpace | Sequence[SpecGrants] | SpecGrants) -> GrantSpace:

@@ -50,12 +50,12 @@ class Choosing(RunState):
     def _space(self, pending: Sequence[Pending]) -> GrantSpace:
         """The card's grant space: its resolved specs, and the universe of every server their
         alternatives name (and of every catalog that supplied requirements)."""
-        grants: dict[tuple[str, str], SpecGrants] = {}
+        grants: dict[int, SpecGrants] = {}
         servers: set[str] = set()
         universes: dict[str, Universe] = {}
         for p in pending:
             g = self.engine.grants(p.found.index)
-            grants[(g.index.url, g.index.sha256)] = g
+            grants[id(g)] = g  # the engine keeps one per spec (and per catalog that enriched it)
             for alt in g.alternatives(p.found.entry):
                 servers.update(atom.namespace for atom in alt.atoms if atom.is_scope)
             if p.catalog is not None:

@@ -103,7 +103,7 @@ class Engine:
         self._universes: dict[str, Universe | None] = {}
         #: Why a refreshed universe was not used, per server (said on every card that uses the server).
         self.universe_problems: dict[str, str] = {}
-        self._spaces: dict[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], GrantSpace] = {}
+        self._spaces: dict[tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]], GrantSpace] = {}
         self._enriched: dict[tuple[str, str, str], SpecIndex] = {}
 
     def __enter__(self) -> Engine:
@@ -312,12 +312,12 @@ class Engine:
     def space(self, grants: Sequence[SpecGrants], universes: Sequence[Universe]) -> GrantSpace:
         """The grant space of these specs and universes (shared by every card with the same ones)."""
         key = (
-            tuple(sorted((g.index.url, g.index.sha256) for g in grants)),
+            tuple(sorted((g.index.url, g.index.sha256, len(g.index.schemes)) for g in grants)),
             tuple(sorted(f"{u.server}@{u.version}" for u in universes)),
         )
         sp = self._spaces.get(key)
         if sp is None:
-            ordered = sorted(grants, key=lambda g: (g.index.url, g.index.sha256))
+            ordered = sorted(grants, key=lambda g: (g.index.url, g.index.sha256, len(g.index.schemes)))
             sp = self._spaces[key] = GrantSpace(ordered, sorted(universes, key=lambda u: u.server))
         return sp
 
