@@ -15,20 +15,25 @@ Microsoft lists for it, not the few operations of the card's spec.
 Each provider module (:mod:`.graph`, :mod:`.github`) supplies the build from the upstream files
 (``scripts/build_providers.py``) and the path normaliser used on both sides of a look-up.
 
-Compiled form (``format`` 2, gzip-compressed JSON), every string stored once and referred to by
-position, so that loading Graph's 11,000 endpoints costs one small parse; entries are turned into
-:class:`CatalogEntry` objects only when looked up::
+Compiled form (``format`` 3, gzip-compressed JSON). Every string of the requirements is stored
+once and referred to by position; the big parts are JSON texts of their own, parsed only when
+needed, and the entries are in blocks of :data:`ENTRY_BLOCK`: a derivation that looks up one
+Graph endpoint parses the keys, one block, the universe and the permissions, not 11,000 entries::
 
-    {"format": 2, "kind": "catalog", "name": "microsoft-graph", "version": "...",
+    {"format": 3, "kind": "catalog", "name": "microsoft-graph", "version": "...",
      "source": {"repository", "path", "commit", "date", "license", "sha256", ...},
      "servers": [regular expressions over the normalised server URL that this catalog serves],
-     "schemes": [scheme_to_dict(...) with "namespace" where needed],
-     "permissions": [[scope, short, scheme, description, admin_description, admin_consent,
-                      privilege_level or null], ...],
+     "count": number of entries,
      "strings": [scheme names and scopes],
      "terms": [[scheme (string), [scopes (strings)]], ...],
-     "entries": [[METHOD, path, [[term, ...] per alternative], [[scheme, [scopes]], ...] (least),
-                  [notes]], ...]}
+     "parts": {
+       "schemes": JSON of [scheme_to_dict(...) with "namespace" where needed],
+       "permissions": JSON of [[scope, short, scheme, description, admin_description,
+                                admin_consent, privilege_level or null], ...],
+       "entries": [JSON of up to ENTRY_BLOCK entries [METHOD, path, [[term, ...] per alternative],
+                   [[scheme, [scopes]], ...] (least marks), [notes]], ...],
+       "keys": JSON of ["METHOD normalised-path" per entry],
+       "universe": JSON of [[[[scheme, scope] (strings)], [delta-coded entries]], ...]}}
 """
 
 from __future__ import annotations
@@ -49,7 +54,9 @@ from .universe import Universe, _deltas, _undelta
 
 __all__ = ["FORMAT", "Catalog", "CatalogEntry", "CatalogError", "Permission", "decode", "encode"]
 
-FORMAT = 2
+FORMAT = 3
+#: Entries per separately parsed block.
+ENTRY_BLOCK = 256
 MAX_COMPRESSED_BYTES = 32 * 1024 * 1024
 
 
@@ -106,19 +113,45 @@ class Catalog:
     version: str
     source: Mapping[str, Any]
     servers: tuple[str, ...]
-    schemes: tuple[SecurityScheme, ...]
-    #: The permissions as compiled (see the module docstring); :attr:`permissions` decodes them.
-    raw_permissions: Sequence[Any] = field(repr=False)
     strings: tuple[str, ...] = field(repr=False)
     #: Each term: (scheme, scopes), as positions in :attr:`strings`.
     terms: tuple[tuple[int, tuple[int, ...]], ...] = field(repr=False)
-    #: The entries as compiled; :meth:`entry` decodes one.
-    raw_entries: Sequence[Any] = field(repr=False)
-    #: Each entry's path as the provider's normaliser spells it (compiled in).
-    keys: Sequence[str] = field(repr=False)
-    #: The universe as compiled: ((scheme, scope) positions in :attr:`strings`, delta-encoded entries).
-    raw_universe: Sequence[Any] = field(repr=False)
+    #: How many entries.
+    count: int
+    #: The compiled parts, each a JSON text parsed when first needed (see the module docstring).
+    parts: Mapping[str, Any] = field(repr=False)
     normalise: Normaliser = field(compare=False, repr=False)
+
+    def _part(self, name: str) -> Any:
+        try:
+            return orjson.loads(self.parts[name])
+        except (KeyError, TypeError, orjson.JSONDecodeError) as exc:
+            raise CatalogError(f"catalog {self.name}: part {name!r} is malformed: {exc}") from exc
+
+    @cached_property
+    def schemes(self) -> tuple[SecurityScheme, ...]:
+        try:
+            return tuple(scheme_from_dict(s) for s in self._part("schemes"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CatalogError(f"catalog {self.name}: malformed schemes: {exc!r}") from exc
+
+    @cached_property
+    def keys(self) -> list[str]:
+        """Each entry as ``METHOD normalised-path`` (the provider's normaliser, compiled in)."""
+        keys = self._part("keys")
+        if not isinstance(keys, list) or len(keys) != self.count or not all(isinstance(k, str) for k in keys):
+            raise CatalogError(f"catalog {self.name}: keys and entries disagree")
+        return keys
+
+    def _raw_entry(self, i: int) -> Any:
+        block = self._blocks.get(i // ENTRY_BLOCK)
+        if block is None:
+            block = self._blocks[i // ENTRY_BLOCK] = orjson.loads(self.parts["entries"][i // ENTRY_BLOCK])
+        return block[i % ENTRY_BLOCK]
+
+    @cached_property
+    def _blocks(self) -> dict[int, list[Any]]:
+        return {}
 
     @property
     def label(self) -> str:
@@ -134,13 +167,13 @@ class Catalog:
         return any(p.search(server_url) for p in self._server_patterns)
 
     def __len__(self) -> int:
-        return len(self.raw_entries)
+        return self.count
 
     @cached_property
     def permissions(self) -> dict[str, Permission]:
         """``scheme NUL scope`` -> the permission (see :meth:`permission`)."""
         out: dict[str, Permission] = {}
-        for scope, short, scheme, desc, admin_desc, admin, level in self.raw_permissions:
+        for scope, short, scheme, desc, admin_desc, admin, level in self._part("permissions"):
             out[f"{scheme}\0{scope}"] = Permission(
                 str(scope),
                 str(short),
@@ -164,7 +197,10 @@ class Catalog:
         return {}
 
     def _decode_entry(self, i: int) -> CatalogEntry:
-        method, path, alts, least, notes = self.raw_entries[i]
+        try:
+            method, path, alts, least, notes = self._raw_entry(i)
+        except (IndexError, TypeError, ValueError, orjson.JSONDecodeError) as exc:
+            raise CatalogError(f"catalog {self.name}: entry {i} is malformed: {exc!r}") from exc
         n, nterms = len(self.strings), len(self.terms)
         if (
             not isinstance(path, str)
@@ -191,14 +227,14 @@ class Catalog:
     @cached_property
     def entries(self) -> tuple[CatalogEntry, ...]:
         """Every entry, decoded (for tools that walk the whole catalog; a derivation looks up a few)."""
-        return tuple(self.entry(i) for i in range(len(self.raw_entries)))
+        return tuple(self.entry(i) for i in range(self.count))
 
     @cached_property
     def _table(self) -> tuple[dict[tuple[str, str], int], list[tuple[str, re.Pattern[str], int]]]:
         exact: dict[tuple[str, str], int] = {}
         deep: list[tuple[str, re.Pattern[str], int]] = []
-        for i, (raw, key) in enumerate(zip(self.raw_entries, self.keys, strict=True)):
-            method = raw[0]
+        for i, both in enumerate(self.keys):
+            method, _, key = both.partition(" ")
             if "/..." in key:
                 # The provider's own "any depth" wildcard (Microsoft's ``/.../``), not a guess of ours.
                 parts = [re.escape(p) for p in key.split("/...")]
@@ -231,17 +267,25 @@ class Catalog:
         strings = self.strings
         namespaces = {s.name: self._namespace(s.name) for s in self.schemes}
         by_alt: dict[frozenset[tuple[str, str]], set[int]] = {}
-        for pairs, deltas in self.raw_universe:
-            key = frozenset((namespaces[strings[sch]], strings[x]) for sch, x in pairs)
-            by_alt.setdefault(key, set()).update(_undelta(deltas))
+        try:
+            for pairs, deltas in self._part("universe"):
+                key = frozenset((namespaces[strings[sch]], strings[x]) for sch, x in pairs)
+                where = list(_undelta(deltas))
+                if where and where[-1] >= self.count:
+                    raise CatalogError("a universe alternative names an entry out of range")
+                by_alt.setdefault(key, set()).update(where)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            if isinstance(exc, CatalogError):
+                raise
+            raise CatalogError(f"catalog {self.name}: malformed universe: {exc!r}") from exc
         return Universe(
             name=self.name,
             server=self.label,
             version=self.version,
             source=self.source,
             apis=(self.name,),
-            ops=tuple(f"{raw[0]} {raw[1]}" for raw in self.raw_entries),
-            op_api=(0,) * len(self.raw_entries),
+            ops=tuple(self.keys),
+            op_api=(0,) * self.count,
             alternatives=tuple((k, tuple(sorted(v))) for k, v in by_alt.items()),
         )
 
@@ -302,6 +346,9 @@ def encode(
     ]
     # Before "strings" is written: the universe's inclusions may name permissions no entry lists.
     universe = _universe_section(compiled, list(terms), permissions, sid, implied)
+    def text(value: Any) -> str:
+        return orjson.dumps(value).decode()
+
     body = {
         "format": FORMAT,
         "kind": "catalog",
@@ -309,16 +356,21 @@ def encode(
         "version": version,
         "source": dict(source),
         "servers": list(servers),
-        "schemes": [scheme_to_dict(s) for s in schemes],
-        "permissions": [
-            [p.scope, p.short, p.scheme, p.description, p.admin_description, p.admin_consent, p.privilege_level]
-            for p in permissions
-        ],
+        "count": len(compiled),
         "strings": list(strings),
         "terms": [[scheme, list(scopes)] for scheme, scopes in terms],
-        "entries": compiled,
-        "keys": [normalise(e.path) for e in entries],
-        "universe": universe,
+        "parts": {
+            "schemes": text([scheme_to_dict(s) for s in schemes]),
+            "permissions": text(
+                [
+                    [p.scope, p.short, p.scheme, p.description, p.admin_description, p.admin_consent, p.privilege_level]
+                    for p in permissions
+                ]
+            ),
+            "entries": [text(compiled[i : i + ENTRY_BLOCK]) for i in range(0, len(compiled), ENTRY_BLOCK)],
+            "keys": text([f"{e.method} {normalise(e.path)}" for e in entries]),
+            "universe": text(universe),
+        },
     }
     return gzip.compress(orjson.dumps(body), compresslevel=9, mtime=0)
 
@@ -335,8 +387,6 @@ def decode(data: bytes, normalise: Normaliser) -> Catalog:
     if not isinstance(raw, dict) or raw.get("format") != FORMAT or raw.get("kind") != "catalog":
         raise CatalogError("compiled catalog of another format")
     try:
-        schemes = tuple(scheme_from_dict(s) for s in raw["schemes"])
-        names = {s.name for s in schemes}
         strings = tuple(raw["strings"])
         if not all(isinstance(x, str) for x in strings):
             raise CatalogError("strings must be strings")
@@ -345,34 +395,23 @@ def decode(data: bytes, normalise: Normaliser) -> Catalog:
         for scheme, scopes in terms:
             if not 0 <= scheme < n or any(not 0 <= x < n for x in scopes):
                 raise CatalogError("a term refers to a string out of range")
-            if strings[scheme] not in names:
-                raise CatalogError(f"a term names an unknown scheme {strings[scheme]!r}")
-        # Each entry is checked when it is decoded (a derivation looks up a few of 11,000); the
-        # methods and paths every look-up table needs are checked here.
-        entries = raw["entries"]
-        if not all(isinstance(e, list) and len(e) == 5 and isinstance(e[0], str) for e in entries):
-            raise CatalogError("malformed entries")
-        keys = raw["keys"]
-        if len(keys) != len(entries) or not all(isinstance(k, str) for k in keys):
-            raise CatalogError("keys and entries disagree")
-        universe = raw["universe"]
-        for pairs, deltas in universe:
-            if any(not 0 <= x < n for pair in pairs for x in pair):
-                raise CatalogError("a universe alternative refers to a string out of range")
-            if sum(deltas) >= len(entries) or any(type(d) is not int or d < 0 for d in deltas):
-                raise CatalogError("a universe alternative names an entry out of range")
+        parts = raw["parts"]
+        count = int(raw["count"])
+        if not isinstance(parts, dict) or not isinstance(parts.get("entries"), list):
+            raise CatalogError("malformed parts")
+        if len(parts["entries"]) != (count + ENTRY_BLOCK - 1) // ENTRY_BLOCK:
+            raise CatalogError("entry blocks and count disagree")
+        # The parts are parsed (and checked) when first needed: a derivation that looks up one
+        # endpoint reads the keys, one block of entries, the universe and the permissions.
         return Catalog(
             name=str(raw["name"]),
             version=str(raw["version"]),
             source=dict(raw.get("source") or {}),
             servers=tuple(str(s) for s in raw["servers"]),
-            schemes=schemes,
-            raw_permissions=raw["permissions"],
             strings=strings,
             terms=terms,
-            raw_entries=entries,
-            keys=keys,
-            raw_universe=universe,
+            count=count,
+            parts=parts,
             normalise=normalise,
         )
     except (KeyError, TypeError, ValueError) as exc:
