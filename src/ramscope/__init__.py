@@ -9,6 +9,9 @@ The public API::
 
     with ramscope.SpecStore(ramscope.Settings()) as store:   # guarded fetching, cache, cassettes
         spec = store.get("https://example.com/openapi.json")  # FetchedSpec, or a FetchError
+        ramscope.refresh_google(store)                        # Google's permission universe, refreshed
+
+    ramscope.canonical_server("https://oauth2.googleapis.com/token")  # "https://accounts.google.com"
 """
 
 # Imported for their diagnostic rules, so all_rules() and SARIF output list every rule.
@@ -49,6 +52,8 @@ from .manifest import (
 )
 from .outputs.report import Report, StoredReport
 from .policy import Policy, load_policy
+from .providers import Catalog, CatalogEntry, Permission, Universe, canonical_server
+from .refresh import refresh_google
 from .specs import strict as _strict  # noqa: F401
 from .store import FetchedSpec, Origin, SpecStore
 from .validate import validate
@@ -60,6 +65,8 @@ __all__ = [
     "Card",
     "CardShape",
     "CassetteMissError",
+    "Catalog",
+    "CatalogEntry",
     "Diagnostic",
     "Engine",
     "FetchError",
@@ -74,6 +81,7 @@ __all__ = [
     "Operation",
     "Origin",
     "OutputError",
+    "Permission",
     "Policy",
     "PolicyError",
     "RamscopeError",
@@ -90,11 +98,14 @@ __all__ = [
     "SpecStore",
     "SpecTooLargeError",
     "StoredReport",
+    "Universe",
     "__version__",
     "all_rules",
+    "canonical_server",
     "derive",
     "load_card",
     "load_policy",
     "parse_manifest",
+    "refresh_google",
     "validate",
 ]
