@@ -414,7 +414,6 @@ class GrantSpace:
                         moved |= known << base
                 eager[atoms] = eager.get(atoms, 0) | (rest << offset) | moved
             offset += g.n_ops
-        self.size = offset
         self._alt_sets = list(dict.fromkeys([*lazy, *eager]))
         self._eager = [eager.get(a, 0) for a in self._alt_sets]
         self._lazy = [lazy.get(a, []) for a in self._alt_sets]
@@ -472,9 +471,6 @@ class GrantSpace:
                 if self._alt_sets[j] <= full:
                     mask |= self._mask(j)
         return mask, checks
-
-    def universe(self, server: str) -> Universe | None:
-        return self._universe_by_server.get(server)
 
     def outside(self, mask: int, grants: SpecGrants, limit: int = 10) -> list[str]:
         """Up to ``limit`` operations in ``mask`` that are not in ``grants``' own spec (universe ids first)."""

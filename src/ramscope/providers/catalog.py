@@ -292,10 +292,6 @@ class Catalog:
     def _namespace(self, scheme: str) -> str:
         return scheme_server(self.scheme_map.get(scheme)) or f"{self.label}#{scheme}"
 
-    def servers_of_schemes(self) -> frozenset[str]:
-        """The grant namespaces the catalog's permissions live in."""
-        return frozenset(ns for s in self.schemes if (ns := scheme_server(s)))
-
     def permission(self, scheme: str, scope: str) -> Permission | None:
         return self.permissions.get(f"{scheme}\0{scope}")
 

@@ -32,7 +32,6 @@ from typing import Any
 
 import orjson
 
-from ..specs.model import bitmask
 from .authserver import GOOGLE
 
 __all__ = ["FORMAT", "Universe", "UniverseError", "build_google", "decode", "encode"]
@@ -70,11 +69,6 @@ class Universe:
         return {op: i for i, op in enumerate(self.ops)}
 
     @cached_property
-    def masks(self) -> tuple[int, ...]:
-        n = len(self.ops)
-        return tuple(bitmask(pos, n) for _, pos in self.alternatives)
-
-    @cached_property
     def by_scope(self) -> dict[tuple[str, str], list[int]]:
         out: dict[tuple[str, str], list[int]] = {}
         for j, (scopes, _) in enumerate(self.alternatives):
@@ -102,9 +96,6 @@ class Universe:
     def api_of(self, operation_id: str) -> str | None:
         p = self.positions.get(operation_id)
         return self.apis[self.op_api[p]] if p is not None else None
-
-    def scopes(self) -> frozenset[tuple[str, str]]:
-        return frozenset(self.by_scope)
 
     def summary(self) -> dict[str, Any]:
         """What a report says of the universe it used."""
