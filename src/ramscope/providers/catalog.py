@@ -48,6 +48,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import RamscopeError
 from ..specs.model import Requirements, SchemeRequirement, SecurityScheme, scheme_from_dict, scheme_to_dict
 from .authserver import scheme_server
 from .universe import Universe, _deltas, _undelta
@@ -60,8 +61,10 @@ ENTRY_BLOCK = 256
 MAX_COMPRESSED_BYTES = 32 * 1024 * 1024
 
 
-class CatalogError(ValueError):
-    """A compiled catalog that is malformed or of another format."""
+class CatalogError(RamscopeError, ValueError):
+    """A compiled catalog that is malformed or of another format (one line from the CLI, no traceback)."""
+
+    code = "catalog-invalid"
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import RamscopeError
 from .authserver import GOOGLE
 
 __all__ = ["FORMAT", "Universe", "UniverseError", "build_google", "decode", "encode"]
@@ -44,8 +45,10 @@ MAX_ALTERNATIVES = 100_000
 MAX_COMPRESSED_BYTES = 64 * 1024 * 1024
 
 
-class UniverseError(ValueError):
-    """A compiled universe that is malformed or of another format."""
+class UniverseError(RamscopeError, ValueError):
+    """A compiled universe that is malformed or of another format (one line from the CLI, no traceback)."""
+
+    code = "universe-invalid"
 
 
 @dataclass(frozen=True)
