@@ -69,6 +69,7 @@ __all__ = [
     "GrantSpace",
     "SpecGrants",
     "TierSolution",
+    "UniverseJoin",
     "choose_least_privilege",
     "compatible",
     "fits",
@@ -378,64 +379,113 @@ class SpecGrants:
 # --------------------------------------------------------------------------- grant space
 
 
+class UniverseJoin:
+    """The universes' side of grant spaces: their operations as the low bits, their alternatives
+    indexed by atom, and each alternative's mask once built.
+
+    It depends only on the universes (and their order), so one is shared by every grant space over
+    the same universes: a batch builds a space per card, and a universe has hundreds of alternatives
+    over tens of thousands of operations (indexing them was ~2 ms of every card).
+    """
+
+    def __init__(self, universes: Sequence[Universe] = ()) -> None:
+        self.universes = tuple(universes)
+        lazy: dict[frozenset[Atom], list[tuple[Universe, int, int]]] = {}
+        offset = 0
+        #: (universe, its first bit)
+        self.bases: list[tuple[Universe, int]] = []
+        for u in self.universes:
+            for k, (atoms, _) in enumerate(_universe_atoms(u)):
+                lazy.setdefault(atoms, []).append((u, k, offset))
+            self.bases.append((u, offset))
+            offset += len(u.ops)
+        #: Bits taken by the universes; a space's specs start here.
+        self.size = offset
+        self.low = (1 << offset) - 1
+        #: GrantSpace.outside's answers: (universe bits of the mask, spec, limit) -> operation ids.
+        self.outside: dict[tuple[int, SpecGrants, int], tuple[str, ...]] = {}
+        self.alt_sets = list(lazy)
+        self.index = {atoms: k for k, atoms in enumerate(self.alt_sets)}
+        self._parts = list(lazy.values())
+        self._masks: list[int | None] = [None] * len(self.alt_sets)
+        self.single, self.multi = _by_atom(self.alt_sets)
+        self.by_server = {u.server: u for u in self.universes}
+
+    def mask(self, k: int) -> int:
+        """The operations alternative ``k`` opens, as bits of the join (built when first needed)."""
+        m = self._masks[k]
+        if m is None:
+            m = 0
+            for u, i, base in self._parts[k]:
+                m |= _universe_mask(u, i) << base
+            self._masks[k] = m
+        return m
+
+
+def _by_atom(alt_sets: Sequence[frozenset[Atom]]) -> tuple[dict[Atom, list[int]], dict[Atom, list[int]]]:
+    """atom -> alternatives that are that atom alone (satisfied by its presence), and the others."""
+    single: dict[Atom, list[int]] = {}
+    multi: dict[Atom, list[int]] = {}
+    for j, atoms in enumerate(alt_sets):
+        target = single if len(atoms) == 1 else multi
+        for atom in atoms:
+            target.setdefault(atom, []).append(j)
+    return single, multi
+
+
 class GrantSpace:
     """A card's grant space: its specs' operations joined with the universes of the servers involved.
 
     Operations are bits of one integer: each universe's operations first, then each spec's. A
     spec operation that a universe also knows (same server, same operation id) takes the
     universe's bit, so it is counted once; its alternatives from the spec are added to that bit.
+    The universes' part is a :class:`UniverseJoin`, given when the caller keeps one for them.
     """
 
-    def __init__(self, specs: Sequence[SpecGrants], universes: Sequence[Universe] = ()) -> None:
+    def __init__(
+        self, specs: Sequence[SpecGrants], universes: Sequence[Universe] = (), *, join: UniverseJoin | None = None
+    ) -> None:
+        if (
+            join is None
+            or len(join.universes) != len(universes)
+            or any(a is not b for a, b in zip(join.universes, universes, strict=True))
+        ):
+            join = UniverseJoin(universes)
+        self._join = join
         self.specs = tuple(specs)
-        self.universes = tuple(universes)
-        # Per distinct atom set: an eager mask (the specs'), and universe positions whose mask is
-        # built only when the alternative is first satisfied (a universe has hundreds of
-        # alternatives over tens of thousands of operations; a card touches a few).
-        eager: dict[frozenset[Atom], int] = {}
-        lazy: dict[frozenset[Atom], list[tuple[Universe, int, int]]] = {}
-        offset = 0
-        #: (universe, its first bit)
-        self._bases: list[tuple[Universe, int]] = []
-        for u in self.universes:
-            n = len(u.ops)
-            for k, (atoms, _) in enumerate(_universe_atoms(u)):
-                lazy.setdefault(atoms, []).append((u, k, offset))
-            self._bases.append((u, offset))
-            offset += n
+        self.universes = join.universes
+        self._bases = join.bases
+        # The specs' alternatives: an atom set the universes also have adds its spec mask to theirs
+        # (``_extra``, by the join's number), the others are the space's own (``_alt_sets``).
+        own: dict[frozenset[Atom], int] = {}
+        extra: dict[int, int] = {}
+        offset = join.size
         for g in self.specs:
             splits = [(g.split_by(u), base) for u, base in self._bases]
             for j, (atoms, local) in enumerate(g.alternative_masks()):
                 rest, moved = local, 0
                 for split, base in splits:
                     if split:
-                        own, known = split[j]
-                        rest &= own
+                        own_bits, known = split[j]
+                        rest &= own_bits
                         moved |= known << base
-                eager[atoms] = eager.get(atoms, 0) | (rest << offset) | moved
+                m = (rest << offset) | moved
+                k = join.index.get(atoms)
+                if k is None:
+                    own[atoms] = own.get(atoms, 0) | m
+                else:
+                    extra[k] = extra.get(k, 0) | m
             offset += g.n_ops
-        self._alt_sets = list(dict.fromkeys([*lazy, *eager]))
-        self._eager = [eager.get(a, 0) for a in self._alt_sets]
-        self._lazy = [lazy.get(a, []) for a in self._alt_sets]
-        self._masks: list[int | None] = [None if self._lazy[j] else self._eager[j] for j in range(len(self._alt_sets))]
-        #: atom -> alternatives that are that atom alone (satisfied by its presence), and the others.
-        self._single: dict[Atom, list[int]] = {}
-        self._multi: dict[Atom, list[int]] = {}
-        for j, atoms in enumerate(self._alt_sets):
-            target = self._single if len(atoms) == 1 else self._multi
-            for atom in atoms:
-                target.setdefault(atom, []).append(j)
+        self._alt_sets = list(own)
+        self._own_masks = list(own.values())
+        self._extra = extra
+        self._single, self._multi = _by_atom(self._alt_sets)
         self._cache: dict[frozenset[Atom], int] = {}
-        self._universe_by_server = {u.server: u for u in self.universes}
+        self._universe_by_server = join.by_server
 
-    def _mask(self, j: int) -> int:
-        m = self._masks[j]
-        if m is None:
-            m = self._eager[j]
-            for u, k, base in self._lazy[j]:
-                m |= _universe_mask(u, k) << base
-            self._masks[j] = m
-        return m
+    def _umask(self, k: int) -> int:
+        m = self._join.mask(k)
+        return m | self._extra[k] if k in self._extra else m
 
     def granted(self, atoms: frozenset[Atom]) -> int:
         """Bitmask of the grant space's protected operations that ``atoms`` authorize."""
@@ -443,12 +493,18 @@ class GrantSpace:
         if hit is not None:
             return hit
         mask = 0
+        join = self._join
         for atom in atoms:
             for j in self._single.get(atom, ()):
-                mask |= self._mask(j)
+                mask |= self._own_masks[j]
             for j in self._multi.get(atom, ()):
                 if self._alt_sets[j] <= atoms:
-                    mask |= self._mask(j)
+                    mask |= self._own_masks[j]
+            for k in join.single.get(atom, ()):
+                mask |= self._umask(k)
+            for k in join.multi.get(atom, ()):
+                if join.alt_sets[k] <= atoms:
+                    mask |= self._umask(k)
         if len(self._cache) < 100_000:
             self._cache[atoms] = mask
         return mask
@@ -456,24 +512,40 @@ class GrantSpace:
     def extend(self, atoms: frozenset[Atom], mask: int, delta: frozenset[Atom]) -> tuple[int, int]:
         """``granted(atoms | delta)`` given ``granted(atoms) == mask``, and the alternatives checked.
 
-        Only alternatives that mention an atom of ``delta`` can become satisfied.
+        Only alternatives that mention an atom of ``delta`` can become satisfied. (Each distinct
+        atom set is one alternative, whether the specs, the universes or both have it.)
         """
         if not delta:
             return mask, 0
         full = atoms | delta
         checks = 0
+        join = self._join
         for atom in delta:
             for j in self._single.get(atom, ()):
                 checks += 1
-                mask |= self._mask(j)
+                mask |= self._own_masks[j]
             for j in self._multi.get(atom, ()):
                 checks += 1
                 if self._alt_sets[j] <= full:
-                    mask |= self._mask(j)
+                    mask |= self._own_masks[j]
+            for k in join.single.get(atom, ()):
+                checks += 1
+                mask |= self._umask(k)
+            for k in join.multi.get(atom, ()):
+                checks += 1
+                if join.alt_sets[k] <= full:
+                    mask |= self._umask(k)
         return mask, checks
 
     def outside(self, mask: int, grants: SpecGrants, limit: int = 10) -> list[str]:
         """Up to ``limit`` operations in ``mask`` that are not in ``grants``' own spec (universe ids first)."""
+        # Only the universes' bits matter, laid out by the join: kept there, for every card of a
+        # batch choosing the same alternative (each look-up into a cached index decodes records).
+        memo = self._join.outside
+        key = (mask & self._join.low, grants, limit)
+        hit = memo.get(key)
+        if hit is not None:
+            return list(hit)
         out: list[str] = []
         for u, base in self._bases:
             part = (mask >> base) & ((1 << len(u.ops)) - 1)
@@ -486,6 +558,9 @@ class GrantSpace:
                 if not _in_spec(grants, op):
                     out.append(op)
                 i = bits.find("1", i + 1)
+        if len(memo) >= 4096:
+            memo.clear()
+        memo[key] = tuple(out)
         return out
 
     def is_home(self, alt: Alternative, api: str | None) -> bool:

@@ -27,6 +27,7 @@ from ..policy import Policy
 from ..privilege import (
     GrantSpace,
     SpecGrants,
+    UniverseJoin,
 )
 from ..providers.catalog import Catalog
 from ..providers.universe import Universe, UniverseError
@@ -39,6 +40,8 @@ from .state import spec_urls
 
 #: Cards loaded (and their specs fetched) at a time by derive_many.
 _CHUNK = 256
+#: Grant spaces kept for cards with the same specs and universes (cleared when full).
+_SPACES = 256
 
 
 @dataclass(slots=True)
@@ -104,6 +107,9 @@ class Engine:
         #: Why a refreshed universe was not used, per server (said on every card that uses the server).
         self.universe_problems: dict[str, str] = {}
         self._spaces: dict[tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]], GrantSpace] = {}
+        self._joins: dict[tuple[str, ...], UniverseJoin] = {}
+        #: (spec URL, sha256) -> the catalog serving its servers, if any.
+        self._catalogs: dict[tuple[str, str], Catalog | None] = {}
         self._enriched: dict[tuple[str, str, str], SpecIndex] = {}
 
     def __enter__(self) -> Engine:
@@ -310,15 +316,21 @@ class Engine:
         return providers.shipped_universe(server)
 
     def space(self, grants: Sequence[SpecGrants], universes: Sequence[Universe]) -> GrantSpace:
-        """The grant space of these specs and universes (shared by every card with the same ones)."""
-        key = (
-            tuple(sorted((g.index.url, g.index.sha256, len(g.index.schemes)) for g in grants)),
-            tuple(sorted(f"{u.server}@{u.version}" for u in universes)),
-        )
+        """The grant space of these specs and universes (shared by every card with the same ones;
+        the universes' part is shared by every card with the same universes)."""
+        ukey = tuple(sorted(f"{u.server}@{u.version}" for u in universes))
+        key = (tuple(sorted((g.index.url, g.index.sha256, len(g.index.schemes)) for g in grants)), ukey)
         sp = self._spaces.get(key)
         if sp is None:
+            join = self._joins.get(ukey)
+            if join is None:
+                join = self._joins[ukey] = UniverseJoin(sorted(universes, key=lambda u: u.server))
             ordered = sorted(grants, key=lambda g: (g.index.url, g.index.sha256, len(g.index.schemes)))
-            sp = self._spaces[key] = GrantSpace(ordered, sorted(universes, key=lambda u: u.server))
+            if len(self._spaces) >= _SPACES:
+                # Cards of a batch rarely share all their specs: kept unbounded, spaces were most of
+                # a large batch's memory, and one is now cheap to build (its universes are joined).
+                self._spaces.clear()
+            sp = self._spaces[key] = GrantSpace(ordered, join.universes, join=join)
         return sp
 
     def enriched(self, index: SpecIndex, cat: Catalog) -> SpecIndex:
@@ -336,10 +348,16 @@ class Engine:
             return None
         if named:
             return providers.catalog(named)
-        servers = index.extra.get("servers")
-        if not isinstance(servers, list) or not servers:
-            return None
-        return providers.catalog_for_servers([providers.normalise_url(str(u)) for u in servers])
+        key = (index.url, index.sha256)
+        if key not in self._catalogs:
+            # Per spec, not per access: normalising and matching every server is ~0.3 ms.
+            servers = index.extra.get("servers")
+            self._catalogs[key] = (
+                providers.catalog_for_servers([providers.normalise_url(str(u)) for u in servers])
+                if isinstance(servers, list) and servers
+                else None
+            )
+        return self._catalogs[key]
 
 
 def derive(
