@@ -37,6 +37,8 @@ GITHUB_LIKE = {
     "paths": {
         "/repos/{owner}/{repo}": {"get": {"operationId": "repos/get"}, "delete": {"operationId": "repos/delete"}},
         "/orgs/{org}": {"get": {"operationId": "orgs/get"}},
+        # Not in the catalog: its access stays undetermined, on the spec's own (scheme-less) index.
+        "/not/in/the/catalog": {"get": {"operationId": "uncatalogued"}},
     },
 }
 
@@ -63,7 +65,7 @@ def pool(discovery_documents: Path) -> Iterator[tuple[LocalHTTPServer, list[tupl
             srv.route(route, body=body)
             specs.append((route, _method_ids(orjson.loads(body))[:12]))
         srv.route("/repos.json", body=orjson.dumps(GITHUB_LIKE))
-        specs.append(("/repos.json", ["repos/get", "repos/delete", "orgs/get", "no/such-operation"]))
+        specs.append(("/repos.json", ["repos/get", "repos/delete", "orgs/get", "uncatalogued", "no/such-operation"]))
         specs.append(("/gone.json", ["anything"]))  # 404: spec-unavailable
         yield srv, specs
 

@@ -431,6 +431,12 @@ def _say_findings(args: argparse.Namespace, report: Report | StoredReport, *, po
         return
     from .outputs.diagnostics import diagnostic_line, findings, is_failing  # noqa: PLC0415
 
+    at = getattr(report, "findings_at", None)  # derived in a worker process (--jobs): positions found there
+    if at is not None:
+        for f, pos in at:
+            if args.verbose or is_failing(f):
+                sys.stderr.write(diagnostic_line(f.source or report.card_source, pos, f) + "\n")
+        return
     shown = [f for f in findings(report) if args.verbose or is_failing(f)]
     if not shown:
         return

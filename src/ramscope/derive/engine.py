@@ -35,6 +35,7 @@ from ..specs import load_index
 from ..specs.model import SpecIndex, SpecKind
 from ..store import SpecStore
 from ..store.model import FetchedSpec
+from . import pool
 from .run import CardRun
 from .state import spec_urls
 
@@ -93,7 +94,7 @@ class Engine:
         self._owns_store = store is None
         self.store: Any = store if store is not None else SpecStore(self.settings)
         self._loaded: dict[tuple[str, SpecKind | None], _Loaded] = {}
-        self._grants: dict[tuple[str, str], SpecGrants] = {}
+        self._grants: dict[tuple[str, str, tuple[str, ...]], SpecGrants] = {}
         #: The specs loaded while deriving the current card (its remote agents' included).
         self._touched: set[tuple[str, SpecKind | None]] = set()
         #: reuse.spec_state of each spec asked for in this run.
@@ -106,7 +107,7 @@ class Engine:
         self._universes: dict[str, Universe | None] = {}
         #: Why a refreshed universe was not used, per server (said on every card that uses the server).
         self.universe_problems: dict[str, str] = {}
-        self._spaces: dict[tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]], GrantSpace] = {}
+        self._spaces: dict[tuple[tuple[tuple[str, str, tuple[str, ...]], ...], tuple[str, ...]], GrantSpace] = {}
         self._joins: dict[tuple[str, ...], UniverseJoin] = {}
         #: (spec URL, sha256) -> the catalog serving its servers, if any.
         self._catalogs: dict[tuple[str, str], Catalog | None] = {}
@@ -167,19 +168,43 @@ class Engine:
                 except InputError as exc:
                     on_unreadable(exc)
                     found.append(None)
-            self.prefetch(u for c in found if isinstance(c, Card) for u in spec_urls(c))
+            cards = [c for c in found if isinstance(c, Card)]
+            self.prefetch(u for c in cards for u in spec_urls(c))
+            workers = pool.workers_for(self.settings.jobs, len(cards))
+            derived = iter(
+                pool.derive_pooled(self, cards, workers, self._derive_stored)
+                if workers > 1
+                else map(self._derive_stored, cards)
+            )
             # Stored a chunk at a time, in one cache transaction (one per report cost ~0.3 ms each).
             to_store: list[tuple[str, bytes]] = []
             for got in found:
                 if isinstance(got, Card):
-                    report = self.derive(got)
-                    form = self._stored_form(got, report)
+                    report, form = next(derived)
                     if form is not None:
                         to_store.append(form)
                     yield report
                 elif got is not None:
                     yield got
             self.store.put_artifacts(reuse.NAMESPACE, to_store)
+
+    def _derive_stored(self, card: Card) -> tuple[Report, tuple[str, bytes] | None]:
+        report = self.derive(card)
+        return report, self._stored_form(card, report)
+
+    def preload(self, cards: Iterable[Card]) -> None:
+        """Load (prefetched) everything these cards' derivations read from the store first: their
+        specs and grant machinery, the permission universes. Then workers forked from this engine
+        need no store for them (:mod:`.pool`)."""
+        for url, kind in dict.fromkeys(u for c in cards for u in spec_urls(c)):
+            loaded = self.load(url, kind)
+            if loaded.index is not None:
+                self.grants(loaded.index)
+        for server in providers.UNIVERSES:
+            self.universe(server)
+        if self._reusing() or self.settings.reuse:
+            self._key("", "")  # the run key reads the refreshed universes' versions from the store
+        self._touched = set()
 
     def _reusing(self) -> bool:
         s = self.settings
@@ -218,6 +243,14 @@ class Engine:
 
     def _stored_form(self, card: Card, report: Report) -> tuple[str, bytes] | None:
         """(key, entry) to store this report under, or ``None`` when it is not to be stored."""
+        asked = self.stored_deps(report)
+        if asked is None:
+            return None
+        return self.finish_stored(card.source, card.sha256, report.exit_code, report.to_json(), asked)
+
+    def stored_deps(self, report: Report) -> tuple[tuple[str, SpecKind | None], ...] | None:
+        """The specs the derivation of ``report`` (the last card derived) read, to store it under;
+        ``None`` when it is not to be stored."""
         if not self.settings.reuse:
             return None
         try:
@@ -226,9 +259,14 @@ class Engine:
             return None  # a value orjson refuses (an integer beyond 64 bits): not stored, derived each time
         if len(data) > reuse.MAX_STORED_BYTES:
             return None
-        asked = {a for key in self._touched for a in self._loaded[key].asked}
+        return tuple({a for key in self._touched for a in self._loaded[key].asked})
+
+    def finish_stored(
+        self, source: str, sha256: str, exit_code: int, data: bytes, asked: Iterable[tuple[str, SpecKind | None]]
+    ) -> tuple[str, bytes]:
+        """(key, entry) of a report whose derivation read the specs ``asked``."""
         deps = [(url, kind, self._state(url, kind)) for url, kind in asked]
-        return self._key(card.source, card.sha256), reuse.encode(report.exit_code, deps, data)
+        return self._key(source, sha256), reuse.encode(exit_code, deps, data)
 
     def _state(self, url: str, kind: SpecKind | None) -> str:
         state = self._states.get((url, kind))
@@ -284,7 +322,10 @@ class Engine:
         return loaded
 
     def grants(self, index: SpecIndex) -> SpecGrants:
-        key = (index.url, index.sha256)
+        # A catalog's enriched index has the spec's URL and sha256, and more schemes: keyed by URL
+        # and hash alone, whichever came first in the batch served both (a report then depended on
+        # the cards before it: "scheme 'github-user' is not defined").
+        key = _spec_key(index)
         g = self._grants.get(key)
         if g is None:
             g = self._grants[key] = SpecGrants(index)
@@ -319,13 +360,13 @@ class Engine:
         """The grant space of these specs and universes (shared by every card with the same ones;
         the universes' part is shared by every card with the same universes)."""
         ukey = tuple(sorted(f"{u.server}@{u.version}" for u in universes))
-        key = (tuple(sorted((g.index.url, g.index.sha256, len(g.index.schemes)) for g in grants)), ukey)
+        key = (tuple(sorted(_spec_key(g.index) for g in grants)), ukey)
         sp = self._spaces.get(key)
         if sp is None:
             join = self._joins.get(ukey)
             if join is None:
                 join = self._joins[ukey] = UniverseJoin(sorted(universes, key=lambda u: u.server))
-            ordered = sorted(grants, key=lambda g: (g.index.url, g.index.sha256, len(g.index.schemes)))
+            ordered = sorted(grants, key=lambda g: _spec_key(g.index))
             if len(self._spaces) >= _SPACES:
                 # Cards of a batch rarely share all their specs: kept unbounded, spaces were most of
                 # a large batch's memory, and one is now cheap to build (its universes are joined).
@@ -358,6 +399,11 @@ class Engine:
                 else None
             )
         return self._catalogs[key]
+
+
+def _spec_key(index: SpecIndex) -> tuple[str, str, tuple[str, ...]]:
+    """A spec as grants see it: URL, content, and its schemes (a catalog's enriched index has more)."""
+    return index.url, index.sha256, tuple(s.name for s in index.schemes)
 
 
 def derive(
