@@ -188,7 +188,13 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         metavar="N",
         help="largest spec accepted, after decompression (default 64 MiB)",
     )
-    g.add_argument("--jobs", type=_positive_int, default=d(8), metavar="N", help="concurrent fetches (default 8)")
+    g.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=d(8),
+        metavar="N",
+        help="concurrent fetches; for derive of many cards, also the most processes deriving them (default 8)",
+    )
     g.add_argument(
         "--cache-ttl",
         type=_positive_float,

@@ -75,21 +75,25 @@ def workers_for(jobs: int, cards: int) -> int:
     :data:`MIN_CARDS_PER_WORKER` cards; 1 where forking is not offered or not safe."""
     if jobs <= 1 or not hasattr(os, "fork") or sys.platform != "linux":
         return 1
+    return max(1, min(jobs, usable_cpus(), cards // MIN_CARDS_PER_WORKER))
+
+
+def usable_cpus() -> int:
     try:
-        cpus = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, min(jobs, cpus, cards // MIN_CARDS_PER_WORKER))
+        return os.cpu_count() or 1
 
 
 def derive_pooled(
     engine: Engine,
     cards: Sequence[Card],
+    urls: Sequence[tuple[str, SpecKind | None]],
     workers: int,
     derive_here: Callable[[Card], tuple[Report, tuple[str, bytes] | None]],
 ) -> list[tuple[Report | PooledReport, tuple[str, bytes] | None]]:
     """Each card's report and stored form (see :meth:`Engine._stored_form`), in card order."""
-    engine.preload(cards)
+    engine.preload(urls)
     size = -(-len(cards) // workers)
     slices = [cards[i : i + size] for i in range(0, len(cards), size)]
     children: list[tuple[int, int]] = []

@@ -24,7 +24,7 @@ from .resolution import MAX_SUGGESTED_ACCESSES, Resolution
 from .rules import (
     PIN_UNUSED,
 )
-from .state import Outcome, Pending, spec_urls
+from .state import Outcome, Pending
 from .tiers import Tiers
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class CardRun(Resolution, Choosing, Footprints, Tiers):
         card_diags = validate(self.card)
         self.diags.extend((d, None) for d in card_diags)
         m = self.card.manifest
-        self.engine.prefetch(spec_urls(self.card))
+        self.engine.prefetch_card(self.card)
         first = [self._access(i, a) for i, a in enumerate(m.resource_accesses)]
         pending = [p for p in first if isinstance(p, Pending)]
         self.space = self._space(pending)
