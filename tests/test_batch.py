@@ -184,7 +184,7 @@ def forking(monkeypatch: pytest.MonkeyPatch) -> None:
     if not hasattr(os, "fork") or sys.platform != "linux":
         pytest.skip("the pool forks on Linux only")
     monkeypatch.setattr(pool, "MIN_CARDS_PER_WORKER", 4)
-    monkeypatch.setattr(pool, "usable_cpus", lambda: 8)
+    monkeypatch.setattr(pool, "room", lambda: 8)
 
 
 def _cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -278,10 +278,15 @@ def test_reports_derived_by_workers_are_stored_and_reused(
     assert derived == []  # every report was stored by the first run, whichever process derived it
 
 
-def test_how_many_workers() -> None:
-    cpus = pool.usable_cpus()
-    assert pool.workers_for(1, 10_000) == 1  # --jobs 1 never forks
-    assert pool.workers_for(8, pool.MIN_CARDS_PER_WORKER - 1) == 1  # too few cards to share
+def test_how_many_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert pool.workers_for(1, 10_000, 8) == 1  # --jobs 1 never forks
+    assert pool.workers_for(8, pool.MIN_CARDS_PER_WORKER - 1, 8) == 1  # too few cards to share
     if sys.platform == "linux":
-        assert pool.workers_for(8, 10_000) == min(8, cpus)
-        assert pool.workers_for(2, 10_000) == min(2, cpus)
+        assert pool.workers_for(8, 10_000, 8) == 8
+        assert pool.workers_for(2, 10_000, 8) == 2
+        assert pool.workers_for(8, 10_000, 3) == 3
+    # Room: this process, and one per CPU the load leaves idle.
+    monkeypatch.setattr(pool, "usable_cpus", lambda: 4)
+    for load, expected in ((0.0, 4), (1.0, 4), (1.5, 3), (3.2, 1), (9.0, 1)):
+        monkeypatch.setattr(pool.os, "getloadavg", lambda load=load: (load, load, load))
+        assert pool.room() == expected

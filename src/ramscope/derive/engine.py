@@ -112,6 +112,8 @@ class Engine:
         #: (spec URL, sha256) -> the catalog serving its servers, if any.
         self._catalogs: dict[tuple[str, str], Catalog | None] = {}
         self._enriched: dict[tuple[str, str, str], SpecIndex] = {}
+        #: Processes the machine has room for (derive_files' workers), asked once per run.
+        self._room: int | None = None
         #: id() of the cards of the chunk being derived, whose fetches derive_files planned.
         self._planned: set[int] = set()
 
@@ -175,7 +177,9 @@ class Engine:
             self.prefetch(urls)
             # Their derivations need not plan the same fetches again (~0.1 ms a card).
             self._planned = {id(c) for c in cards}
-            workers = pool.workers_for(self.settings.jobs, len(cards))
+            if self._room is None and self.settings.jobs > 1 and len(cards) >= 2 * pool.MIN_CARDS_PER_WORKER:
+                self._room = pool.room()  # once: the run's own workers raise the load it reads
+            workers = pool.workers_for(self.settings.jobs, len(cards), self._room or 1)
             derived = iter(
                 pool.derive_pooled(self, cards, urls, workers, self._derive_stored)
                 if workers > 1
