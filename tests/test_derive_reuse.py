@@ -291,6 +291,32 @@ def test_cli_output_is_the_same_reused_or_derived(
     assert len(outputs["reused"][1].splitlines()) == 2
 
 
+def test_a_reused_reports_findings_keep_their_line_and_column_without_reading_the_card(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], server: LocalHTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where each finding points in the card is stored beside the report: scanning the card again
+    for it was most of a reused card's cost."""
+    server.route("/spec.json", body=_spec("read"))
+    cards = []
+    for i, route in enumerate(("/spec.json", "/missing.json")):  # the second: spec-unavailable, exit 3
+        cards.append(tmp_path / f"card{i}.json")
+        cards[-1].write_text(orjson.dumps(orjson.loads(_card(server.url(route))), option=orjson.OPT_INDENT_2).decode())
+    common = ["--cache-dir", str(tmp_path / "cache"), "--allow-private-network", "--no-progress", "derive"]
+    main([*common, "--no-reuse", *map(str, cards)])  # the cache filled: "origin" is "cache" from now on
+    capsys.readouterr()
+    assert main([*common, *map(str, cards)]) == 3  # derived, stored
+    derived = capsys.readouterr()
+    assert f"{cards[1]}:22:5: error[access-unresolved]" in derived.err  # the access, line 22
+
+    def no(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("read again")
+
+    monkeypatch.setattr(DERIVE.CardRun, "run", no)  # reused, not derived
+    monkeypatch.setattr(sys.modules["ramscope.cli"], "load_card", no)  # nor the card read for positions
+    assert main([*common, *map(str, cards)]) == 3
+    assert capsys.readouterr() == derived
+
+
 def test_an_unreadable_card_in_a_batch_is_said_and_the_others_derived(
     card: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

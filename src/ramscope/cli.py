@@ -446,6 +446,12 @@ def _say_findings(args: argparse.Namespace, report: Report | StoredReport, *, po
     shown = [f for f in findings(report) if args.verbose or is_failing(f)]
     if not shown:
         return
+    stored_at: Mapping[str, tuple[int, int]] | None = getattr(report, "positions", None)  # stored beside it
+    if stored_at is not None and positions:
+        for f in shown:
+            pos = stored_at.get(f.path) if f.source is None else None
+            sys.stderr.write(diagnostic_line(f.source or report.card_source, pos, f) + "\n")
+        return
     card = report.card if isinstance(report, Report) else None
     if card is None and positions and report.card_source != "-":
         with contextlib.suppress(InputError):
