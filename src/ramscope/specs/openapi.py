@@ -205,6 +205,9 @@ class _Builder:
         self.security_cache: dict[int, tuple[Any, Requirements | None]] = {}
         #: Whether the path item just indexed held a well-formed operation-level `security`.
         self._op_declared = False
+        #: The spec's path items, and how many operations they have given so far (see _refuse_too_many).
+        self._paths: Mapping[str, Any] = {}
+        self._count = 0
 
     # ------------------------------------------------------------------ top level
 
@@ -236,8 +239,8 @@ class _Builder:
         #: Path items already indexed: one $ref'd by several paths gives each its operations, but its own
         #: findings are reported once (the first time), not once per path that refers to it.
         seen: set[int] = set()
-        total = 0
         paths = paths or {}
+        self._paths = paths
         for path, raw_item in paths.items():
             if path.startswith("x-"):
                 continue
@@ -245,11 +248,6 @@ class _Builder:
             item, source = self._path_item(path, raw_item, item_ptr)
             if item is None:
                 continue
-            total += _operation_count(item, methods, spec32)
-            if total > _doc.MAX_OPERATIONS:
-                # Refused before this item is built; the full count names the most-shared $ref target.
-                # Counting every spec up front instead would cost a pass over all paths (Graph beta: 0.07 s).
-                self._refuse_too_many(paths, methods, spec32)
             repeat = id(item) in seen
             seen.add(id(item))
             findings, self.diags = self.diags, ([] if repeat else self.diags)
@@ -348,6 +346,11 @@ class _Builder:
                 (m, o, join_pointer(item_ptr, "additionalOperations", m))
                 for m, o in item["additionalOperations"].items()
             )
+        self._count += len(ops)
+        if self._count > _doc.MAX_OPERATIONS:
+            # Refused before this item is built; the full count names the most-shared $ref target.
+            # Counting every spec up front instead would cost a pass over all paths (Graph beta: 0.07 s).
+            self._refuse_too_many(self._paths, methods, spec32)
         item_security = "security" in item
         if item_security and all(isinstance(op, dict) and "security" in op for _, op, _ in ops):
             self.diags.append(
