@@ -39,7 +39,6 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import accumulate, chain
 from typing import Any, overload
 
@@ -100,10 +99,7 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
     paths: dict[int, list[int]] = {}
     bases = list(index.base_paths)
     base_at = {b: n for n, b in reversed(list(enumerate(bases, start=1)))}
-    # zlib compresses without the interpreter lock: blocks are compressed on a second core while
-    # the records of the next ones are built (Graph beta: 6.5 MB, 0.04 s of a 0.15 s encode).
-    blocks: list[Future[bytes]] = []
-    compressing = _Compressor()
+    blocks: list[bytes] = []
     block: list[list[Any]] = []
     # The methods of one path, and one base path, share their spellings: normalised and encoded once.
     spelled: dict[str, bytes] = {}
@@ -185,10 +181,10 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
             ]
         )
         if len(block) == BLOCK:
-            blocks.append(compressing.submit(orjson.dumps(block)))
+            blocks.append(zlib.compress(orjson.dumps(block), 1))
             block = []
     if block:
-        blocks.append(compressing.submit(orjson.dumps(block)))
+        blocks.append(zlib.compress(orjson.dumps(block), 1))
     header = {
         "built_from": built_from,
         "deps": [list(d) for d in deps],
@@ -208,8 +204,7 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
             "extra": dict(index.extra),
         },
     }
-    compressed = compressing.results(blocks)
-    offsets = array(_U32, accumulate(map(len, compressed), initial=0))
+    offsets = array(_U32, accumulate(map(len, blocks), initial=0))
     little = struct.pack("=I", 1) == struct.pack("<I", 1)
     sections: list[list[bytes]] = [
         [orjson.dumps(header)],
@@ -217,7 +212,7 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
         [_pack_table(paths, little)],
         [groups.tobytes() if little else _swapped(groups)],
         [offsets.tobytes() if little else _swapped(offsets)],
-        compressed,  # joined once, with everything else, below
+        blocks,  # joined once, with everything else, below
     ]
     # Each section starts 8-aligned, so the integer tables can be read in place.
     out: list[bytes] = [b""]
@@ -233,36 +228,6 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
         at += length
     out[0] = bytes(table)
     return b"".join(out)
-
-
-class _Compressor:
-    """Compresses record blocks, on one worker thread from the second block on.
-
-    ``zlib.compress`` releases the interpreter lock, so the worker runs beside the encoding loop
-    on another core; one small index (one block) is compressed where it is, without a thread.
-    """
-
-    def __init__(self) -> None:
-        self._pool: ThreadPoolExecutor | None = None
-        self._first: bytes | None = None
-
-    def submit(self, data: bytes) -> Future[bytes]:
-        if self._pool is None and self._first is None:
-            self._first = data  # wait: a single block is compressed here, at the end
-            done: Future[bytes] = Future()
-            return done
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ramscope-compress")
-        return self._pool.submit(zlib.compress, data, 1)
-
-    def results(self, futures: Sequence[Future[bytes]]) -> list[bytes]:
-        try:
-            if futures and self._first is not None:
-                futures[0].set_result(zlib.compress(self._first, 1))
-            return [f.result() for f in futures]
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
 
 
 class CompactError(ValueError):
