@@ -275,7 +275,7 @@ class Catalog:
         try:
             for pairs, deltas in self._part("universe"):
                 key = frozenset((namespaces[strings[sch]], strings[x]) for sch, x in pairs)
-                where = list(_undelta(deltas))
+                where = _undelta(deltas)
                 if where and where[-1] >= self.count:
                     raise CatalogError("a universe alternative names an entry out of range")
                 by_alt.setdefault(key, set()).update(where)
