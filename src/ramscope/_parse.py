@@ -11,6 +11,9 @@ bounds live in one place:
   present, which also caps nesting at 1000); aliases are counted on the node
   graph *before* construction, so an alias bomb is refused in linear time and a
   recursive alias never reaches code that would walk it forever;
+* documents read without positions (specs, tens of MB) take rapidyaml first, a
+  4x faster path that builds the same values or hands the document to libyaml
+  (anchors, aliases, tags, duplicate keys, errors: see "YAML, fast path");
 * YAML scalars that the safe loader would turn into dates or bytes stay strings,
   and mapping keys are strings, so YAML and JSON inputs give the same values;
 * duplicate mapping keys are an error where ``strict_keys`` is set: which of two
@@ -26,9 +29,12 @@ import os
 import re
 import stat
 import sys
+import tempfile
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -281,6 +287,16 @@ def _loader_class() -> type[yaml.SafeLoader]:
 
 
 def _parse_yaml(text: str, source: str, limits: Limits) -> ParsedDocument:
+    if not limits.positions:
+        # Documents whose positions are not wanted (specs) take rapidyaml when it can give
+        # exactly what the path below would; anything else falls through to it.
+        fast = _fast_yaml(text, limits)
+        if fast is not _FALLBACK:
+            return ParsedDocument(value=fast, format="yaml", source=source, text=text, _positions={})
+    return _parse_yaml_libyaml(text, source, limits)
+
+
+def _parse_yaml_libyaml(text: str, source: str, limits: Limits) -> ParsedDocument:
     import yaml  # noqa: PLC0415
 
     loader = _loader_class()(text)
@@ -417,6 +433,225 @@ def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int,
                 if isinstance(k, yaml.ScalarNode):
                     stack.append((v, f"{ptr}/{escape_pointer_token(k.value)}"))
     return out
+
+
+# --------------------------------------------------------------------------- YAML, fast path
+#
+# libyaml composes a Python node per value, then PyYAML's constructor walks them: ~6 MB/s, four
+# seconds for a 25 MB spec. rapidyaml parses into a C++ tree at >100 MB/s; one walk over it builds
+# the values. The walk gives exactly what ``_parse_yaml_libyaml`` gives, or gives up:
+#
+# * plain scalars are resolved with PyYAML's own implicit resolvers (YAML 1.1: ``yes`` is true,
+#   ``012`` is octal, ``1e3`` is a string) and built by its own SafeConstructor functions, then
+#   kept JSON-compatible as below (timestamps and binary stay their text, keys become strings);
+#   quoted and block scalars are strings, as PyYAML reads them;
+# * anchors, aliases, tags, merge keys, several documents, unfiltered scalars, a key seen twice
+#   (after conversion to a string), nesting past libyaml's 1000 levels or more nodes than
+#   ``max_yaml_nodes``: the libyaml path reads the document instead, so alias-bomb bounds,
+#   duplicate-key errors, tag refusals and their line:col are those of one implementation;
+# * a document rapidyaml refuses goes to libyaml too, whose error (with line:col) is the one
+#   reported, or which reads it.
+#
+# Cards (``positions=True``) always take the libyaml path: its node graph gives the positions.
+
+_FALLBACK: Any = object()
+# Outside YAML's printable set, and the line breaks libyaml knows and rapidyaml does not (NEL,
+# U+2028, U+2029).
+_NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_LIBYAML_MAX_DEPTH = 1000
+
+
+class _GiveUp(Exception):
+    """The fast path cannot vouch for this document; the libyaml path reads it."""
+
+
+@cache
+def _fast_support() -> tuple[Any, Callable[[str], Any]] | None:
+    """rapidyaml's module and the plain-scalar resolver, or None where rapidyaml is missing."""
+    try:
+        import ryml  # type: ignore[import-untyped]  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - a declared dependency; the libyaml path still works
+        return None
+    import yaml  # noqa: PLC0415
+
+    loader_cls = _loader_class()
+    implicit = loader_cls.yaml_implicit_resolvers
+    wildcard: list[tuple[str, re.Pattern[str]]] = implicit.get(None) or []
+    by_first: dict[str, list[tuple[str, re.Pattern[str]]]] = {
+        ch: [*rs, *wildcard] for ch, rs in implicit.items() if ch is not None
+    }
+    constructor = yaml.constructor.SafeConstructor()
+    str_tag = "tag:yaml.org,2002:str"
+    as_text = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
+
+    def resolve(value: str) -> Any:
+        tag = next((t for t, regexp in by_first.get(value[:1], wildcard) if regexp.match(value)), None)
+        if tag is None:
+            return value
+        if tag == str_tag or tag in as_text:
+            return value
+        build = loader_cls.yaml_constructors.get(tag)
+        if build is None or tag == "tag:yaml.org,2002:merge":
+            raise _GiveUp(tag)
+        return build(constructor, yaml.ScalarNode(tag, value))
+
+    return ryml, resolve
+
+
+def _fast_yaml(text: str, limits: Limits) -> Any:
+    support = _fast_support()
+    if support is None:  # pragma: no cover
+        return _FALLBACK
+    ryml, resolve = support
+    # What libyaml refuses outright (characters outside YAML's printable set, e.g. NUL), the line
+    # breaks only it knows and directives (``%YAML 1.2``, ``%TAG``) are left to it.
+    if _NOT_PRINTABLE.search(text) or text.startswith("%") or "\n%" in text:
+        return _FALLBACK
+    try:
+        with _ryml_stderr_dropped():
+            tree = ryml.parse_in_arena(text.encode("utf-8"))
+    except Exception:  # any refusal: libyaml gives the error, or reads it
+        return _FALLBACK
+    try:
+        return _walk_ryml(ryml, tree, resolve, limits)
+    except _GiveUp:
+        return _FALLBACK
+    finally:
+        del tree
+
+
+_RYML_MESSAGE = re.compile(rb"line=\d+ col=\d+ \(\d+B\): ERROR: .*\n(?:.*\(detected here\)\n)?")
+_STDERR_LOCK = threading.Lock()
+
+
+@contextmanager
+def _ryml_stderr_dropped() -> Iterator[None]:
+    """Keep rapidyaml's parse errors (C++ writes them to file descriptor 2) off the terminal.
+
+    They would quote a stranger's document at the user, and libyaml's error is the one ramscope
+    reports. Anything else written to the descriptor meanwhile is passed on afterwards.
+    """
+    with _STDERR_LOCK, tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+        finally:
+            os.close(saved)
+        sink.seek(0)
+        rest = _RYML_MESSAGE.sub(b"", sink.read())
+        if rest:
+            os.write(2, rest)
+
+
+def _walk_ryml(ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limits) -> Any:
+    # ryml's node type bits.
+    map_b, seq_b, val_b, key_b = ryml.MAP, ryml.SEQ, ryml.VAL, ryml.KEY
+    container_b = map_b | seq_b
+    # Quoted or block scalars are strings; a nil one (``a:``) reads as an empty plain scalar.
+    val_str = ryml.VALQUO | ryml.VAL_LITERAL | ryml.VAL_FOLDED
+    key_str = ryml.KEYQUO | ryml.KEY_LITERAL | ryml.KEY_FOLDED
+    unsure = (
+        ryml.KEYANCH
+        | ryml.VALANCH
+        | ryml.KEYREF
+        | ryml.VALREF
+        | ryml.KEYTAG
+        | ryml.VALTAG
+        | ryml.KEY_UNFILT
+        | ryml.VAL_UNFILT
+    )
+    # The SWIG functions bound to the tree: a method call costs a Python frame more per node.
+    raw = ryml.ryml._ryml
+    typ = partial(raw.Tree_type, tree)
+    first_child = partial(raw.Tree_first_child, tree)
+    next_sibling = partial(raw.Tree_next_sibling, tree)
+    key_of = partial(raw.Tree_key, tree)
+    val_of = partial(raw.Tree_val, tree)
+    none_id = ryml.NONE
+    # Plain scalars whose first character no resolver claims are strings: most of them.
+    typed_first = frozenset(_loader_class().yaml_implicit_resolvers) - {None}
+    if None in _loader_class().yaml_implicit_resolvers:  # pragma: no cover - PyYAML has none
+        raise _GiveUp("wildcard resolver")
+
+    # Specs repeat their plain scalars ("string", "object", "true", "0"): resolve each once.
+    # The values are immutable, so one object may stand in several places.
+    memo: dict[str, Any] = {}
+
+    def resolve_plain(text: str) -> Any:
+        try:
+            return memo[text]
+        except KeyError:
+            value = memo[text] = resolve(text)
+            return value
+
+    if tree.size() == 0:
+        raise _GiveUp("empty")
+    root = tree.root_id()
+    rty = typ(root)
+    if rty & ryml.STREAM == ryml.STREAM:  # STREAM's bits include SEQ's
+        root = first_child(root)
+        if root == none_id or next_sibling(root) != none_id:
+            raise _GiveUp("not one document")
+        rty = typ(root)
+    if rty & unsure or not rty & (container_b | val_b):
+        raise _GiveUp("root")
+    if not rty & container_b:
+        mv = val_of(root)
+        text = "" if mv is None else str(mv, "utf-8")
+        value = text if rty & val_str else resolve_plain(text)
+        if value is None:
+            raise _GiveUp("empty")
+        return value
+
+    max_nodes = limits.max_yaml_nodes
+    nodes = 1  # counted as PyYAML's node graph has them: a key is a node of its own
+    result: Any = {} if rty & map_b else []
+    stack: list[tuple[int, Any, int]] = [(root, result, 1)]
+    while stack:
+        parent, container, depth = stack.pop()
+        if depth >= _LIBYAML_MAX_DEPTH:
+            raise _GiveUp("depth")
+        is_map = type(container) is dict
+        child = first_child(parent)
+        while child != none_id:
+            ty = typ(child)
+            if ty & unsure:
+                raise _GiveUp("anchor, alias, tag or unfiltered scalar")
+            if ty & container_b:
+                value = {} if ty & map_b else []
+                stack.append((child, value, depth + 1))
+            else:
+                mv = val_of(child)
+                value = "" if mv is None else str(mv, "utf-8")
+                if not ty & val_str and value[:1] in typed_first:
+                    value = resolve_plain(value)
+                elif not value and not ty & val_str:
+                    value = None
+            if is_map:
+                mv = key_of(child) if ty & key_b else None
+                key = "" if mv is None else str(mv, "utf-8")
+                if (not ty & key_str and key[:1] in typed_first) or not key:
+                    k = resolve_plain(key) if key or not ty & key_str else key
+                    if not isinstance(k, str | int | bool | None):
+                        raise _GiveUp("key")
+                    key = _key_str(k)
+                if key in container:
+                    raise _GiveUp("key seen twice")
+                container[key] = value
+                nodes += 2
+            else:
+                container.append(value)
+                nodes += 1
+            child = next_sibling(child)
+        if nodes > max_nodes:
+            raise _GiveUp("size")
+    return result
 
 
 def _jsonify(value: Any) -> Any:
