@@ -457,7 +457,22 @@ def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int,
 _FALLBACK: Any = object()
 # Outside YAML's printable set, and the line breaks libyaml knows and rapidyaml does not (NEL,
 # U+2028, U+2029).
-_NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_BLANK_OR_COMMENTS = re.compile(r"(?:[ ]*(?:#[^\n]*)?\r?\n)*")
+
+
+def _ryml_doubts(text: str) -> bool:
+    """A document end marker, or a start marker after anything but blank lines and comments."""
+    if text.startswith("...") or "\n..." in text:
+        return True
+    at = text.find("\n---")
+    while at >= 0:
+        if _BLANK_OR_COMMENTS.fullmatch(text, 0, at + 1) is None:
+            return True
+        at = text.find("\n---", at + 1)
+    return False
+
+
+_NOT_PRINTABLE = re.compile("[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _LIBYAML_MAX_DEPTH = 1000
 
 
@@ -504,8 +519,10 @@ def _fast_yaml(text: str, limits: Limits) -> Any:
         return _FALLBACK
     ryml, resolve = support
     # What libyaml refuses outright (characters outside YAML's printable set, e.g. NUL), the line
-    # breaks only it knows and directives (``%YAML 1.2``, ``%TAG``) are left to it.
-    if _NOT_PRINTABLE.search(text) or text.startswith("%") or "\n%" in text:
+    # breaks only it knows, tabs, directives (``%YAML 1.2``, ``%TAG``), explicit keys and document
+    # end markers are left to it: there, rapidyaml reads some documents differently or reads
+    # documents libyaml refuses (found by the property tests in tests/test_yaml_parser.py).
+    if _NOT_PRINTABLE.search(text) or text.startswith("%") or "\n%" in text or _ryml_doubts(text):
         return _FALLBACK
     try:
         with _ryml_stderr_dropped():
@@ -513,7 +530,7 @@ def _fast_yaml(text: str, limits: Limits) -> Any:
     except Exception:  # any refusal: libyaml gives the error, or reads it
         return _FALLBACK
     try:
-        return _walk_ryml(ryml, tree, resolve, limits)
+        return _walk_ryml(ryml, tree, resolve, limits, ends_with_break=text.endswith(("\n", "\r")))
     except _GiveUp:
         return _FALLBACK
     finally:
@@ -549,7 +566,9 @@ def _ryml_stderr_dropped() -> Iterator[None]:
             os.write(2, rest)
 
 
-def _walk_ryml(ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limits) -> Any:
+def _walk_ryml(
+    ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limits, *, ends_with_break: bool = True
+) -> Any:
     # ryml's node type bits.
     map_b, seq_b, val_b, key_b = ryml.MAP, ryml.SEQ, ryml.VAL, ryml.KEY
     container_b = map_b | seq_b
@@ -578,6 +597,11 @@ def _walk_ryml(ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limi
     typed_first = frozenset(_loader_class().yaml_implicit_resolvers) - {None}
     if None in _loader_class().yaml_implicit_resolvers:  # pragma: no cover - PyYAML has none
         raise _GiveUp("wildcard resolver")
+    # A plain scalar cannot start with an indicator, nor with "-", "?" or ":" before a blank:
+    # libyaml refuses such a document, where rapidyaml reads some of them as text (``]: x``).
+    indicator_first = frozenset(",[]{}#&*!|>'\"%@`?")
+    blank_after = frozenset("-?:")
+    special_first = typed_first | indicator_first | blank_after
 
     # Specs repeat their plain scalars ("string", "object", "true", "0"): resolve each once.
     # The values are immutable, so one object may stand in several places.
@@ -589,6 +613,12 @@ def _walk_ryml(ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limi
         except KeyError:
             value = memo[text] = resolve(text)
             return value
+
+    def plain(text: str) -> Any:
+        first = text[:1]
+        if first in indicator_first or (first in blank_after and text[1:2] in ("", " ")):
+            raise _GiveUp("a plain scalar libyaml would refuse")
+        return resolve_plain(text) if first in typed_first else text
 
     if tree.size() == 0:
         raise _GiveUp("empty")
@@ -602,12 +632,17 @@ def _walk_ryml(ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limi
     if rty & unsure or not rty & (container_b | val_b):
         raise _GiveUp("root")
     if not rty & container_b:
-        mv = val_of(root)
-        text = "" if mv is None else str(mv, "utf-8")
-        value = text if rty & val_str else resolve_plain(text)
-        if value is None:
-            raise _GiveUp("empty")
-        return value
+        # No spec is a lone scalar, and rapidyaml reads a top-level block scalar's end otherwise.
+        raise _GiveUp("scalar document")
+
+    if not ends_with_break:
+        # At the end of a text without a final line break, rapidyaml ends a block scalar with
+        # "\n" and libyaml does not.
+        node = root
+        while typ(node) & container_b and (last := raw.Tree_last_child(tree, node)) != none_id:
+            node = last
+        if typ(node) & (ryml.VAL_LITERAL | ryml.VAL_FOLDED | ryml.KEY_LITERAL | ryml.KEY_FOLDED):
+            raise _GiveUp("block scalar at the end")
 
     max_nodes = limits.max_yaml_nodes
     nodes = 1  # counted as PyYAML's node graph has them: a key is a node of its own
@@ -619,6 +654,7 @@ def _walk_ryml(ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limi
             raise _GiveUp("depth")
         is_map = type(container) is dict
         child = first_child(parent)
+        value: Any
         while child != none_id:
             ty = typ(child)
             if ty & unsure:
@@ -629,18 +665,19 @@ def _walk_ryml(ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limi
             else:
                 mv = val_of(child)
                 value = "" if mv is None else str(mv, "utf-8")
-                if not ty & val_str and value[:1] in typed_first:
-                    value = resolve_plain(value)
-                elif not value and not ty & val_str:
-                    value = None
+                if not ty & val_str and value[:1] in special_first:  # "" (``a:``) is null
+                    value = plain(value)
             if is_map:
                 mv = key_of(child) if ty & key_b else None
                 key = "" if mv is None else str(mv, "utf-8")
-                if (not ty & key_str and key[:1] in typed_first) or not key:
-                    k = resolve_plain(key) if key or not ty & key_str else key
-                    if not isinstance(k, str | int | bool | None):
-                        raise _GiveUp("key")
-                    key = _key_str(k)
+                if not ty & key_str:
+                    if not key:  # rapidyaml reads ``: x`` as a null key, libyaml refuses it
+                        raise _GiveUp("null key")
+                    if key[:1] in special_first:
+                        k = plain(key)
+                        if not isinstance(k, str | int | bool | None):
+                            raise _GiveUp("key")
+                        key = _key_str(k)
                 if key in container:
                     raise _GiveUp("key seen twice")
                 container[key] = value
