@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -163,7 +163,8 @@ def parse_bytes(
                 return _parse_json(text, source, limits)
     if fmt == "json":
         return _parse_json(text, source, limits)
-    return _parse_yaml(text, source, limits)
+    # The bytes as decoded (no BOM), for rapidyaml: saves encoding the text again.
+    return _parse_yaml(text, source, limits, data=None if data.startswith(b"\xef\xbb\xbf") else data)
 
 
 def _decode(data: bytes, source: str) -> str:
@@ -286,11 +287,11 @@ def _loader_class() -> type[yaml.SafeLoader]:
     return _Loader
 
 
-def _parse_yaml(text: str, source: str, limits: Limits) -> ParsedDocument:
+def _parse_yaml(text: str, source: str, limits: Limits, *, data: bytes | None = None) -> ParsedDocument:
     if not limits.positions:
         # Documents whose positions are not wanted (specs) take rapidyaml when it can give
         # exactly what the path below would; anything else falls through to it.
-        fast = _fast_yaml(text, limits)
+        fast = _fast_yaml(text, limits, data)
         if fast is not _FALLBACK:
             return ParsedDocument(value=fast, format="yaml", source=source, text=text, _positions={})
     return _parse_yaml_libyaml(text, source, limits)
@@ -455,29 +456,39 @@ def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int,
 # Cards (``positions=True``) always take the libyaml path: its node graph gives the positions.
 
 _FALLBACK: Any = object()
-# Outside YAML's printable set, and the line breaks libyaml knows and rapidyaml does not (NEL,
-# U+2028, U+2029).
-_BLANK_OR_COMMENTS = re.compile(r"(?:[ ]*(?:#[^\n]*)?\r?\n)*")
-
-
-def _ryml_doubts(text: str) -> bool:
-    """A document end marker, or a start marker after anything but blank lines and comments."""
-    if text.startswith("...") or "\n..." in text:
-        return True
-    at = text.find("\n---")
-    while at >= 0:
-        if _BLANK_OR_COMMENTS.fullmatch(text, 0, at + 1) is None:
-            return True
-        at = text.find("\n---", at + 1)
-    return False
-
-
-_NOT_PRINTABLE = re.compile("[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _LIBYAML_MAX_DEPTH = 1000
 
 
 class _GiveUp(Exception):
     """The fast path cannot vouch for this document; the libyaml path reads it."""
+
+
+_BLANK_OR_COMMENTS = re.compile(rb"(?:[ ]*(?:#[^\n]*)?\r?\n)*")
+#: Printable ASCII and the two line breaks: removed, what is left must be printable non-ASCII.
+_ASCII_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n\r"
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+#: In UTF-8, of what is left: C1 controls (NEL among them), U+2028, U+2029, U+FFFE, U+FFFF. The
+#: bytes of one character stay together once the ASCII bytes are removed, so these match exactly.
+_UNPRINTABLE_UTF8 = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbf[\xbe\xbf]")
+
+
+def _unprintable(data: bytes) -> bool:
+    """Whether UTF-8 ``data`` holds a tab, or a character outside YAML's printable set, or NEL,
+    U+2028 or U+2029 (line breaks to libyaml, not to rapidyaml)."""
+    rest = data.translate(None, _ASCII_PRINTABLE)  # a C loop: 15 ms for 26 MB, where a regex takes 75
+    return bool(rest) and (bool(rest.translate(None, _HIGH_BYTES)) or _UNPRINTABLE_UTF8.search(rest) is not None)
+
+
+def _ryml_doubts(data: bytes) -> bool:
+    """A directive or a document end marker, or a start marker after more than blank lines and comments."""
+    if data.startswith((b"...", b"%")) or b"\n..." in data or b"\n%" in data:
+        return True
+    at = data.find(b"\n---")
+    while at >= 0:
+        if _BLANK_OR_COMMENTS.fullmatch(data, 0, at + 1) is None:
+            return True
+        at = data.find(b"\n---", at + 1)
+    return False
 
 
 @cache
@@ -513,20 +524,23 @@ def _fast_support() -> tuple[Any, Callable[[str], Any]] | None:
     return ryml, resolve
 
 
-def _fast_yaml(text: str, limits: Limits) -> Any:
+def _fast_yaml(text: str, limits: Limits, data: bytes | None = None) -> Any:
+    """The document's value, or ``_FALLBACK``. ``data``: ``text`` encoded in UTF-8, if at hand."""
     support = _fast_support()
     if support is None:  # pragma: no cover
         return _FALLBACK
     ryml, resolve = support
+    if data is None:
+        data = text.encode("utf-8")
     # What libyaml refuses outright (characters outside YAML's printable set, e.g. NUL), the line
-    # breaks only it knows, tabs, directives (``%YAML 1.2``, ``%TAG``), explicit keys and document
-    # end markers are left to it: there, rapidyaml reads some documents differently or reads
+    # breaks only it knows, tabs, directives (``%YAML 1.2``, ``%TAG``) and document markers past
+    # the start are left to it: there, rapidyaml reads some documents differently or reads
     # documents libyaml refuses (found by the property tests in tests/test_yaml_parser.py).
-    if _NOT_PRINTABLE.search(text) or text.startswith("%") or "\n%" in text or _ryml_doubts(text):
+    if _unprintable(data) or _ryml_doubts(data):
         return _FALLBACK
     try:
         with _ryml_stderr_dropped():
-            tree = ryml.parse_in_arena(text.encode("utf-8"))
+            tree = ryml.parse_in_arena(data)
     except Exception:  # any refusal: libyaml gives the error, or reads it
         return _FALLBACK
     try:
@@ -585,13 +599,13 @@ def _walk_ryml(
         | ryml.KEY_UNFILT
         | ryml.VAL_UNFILT
     )
-    # The SWIG functions bound to the tree: a method call costs a Python frame more per node.
+    # The SWIG functions, given the tree's SwigPyObject (``tree.this``) rather than the proxy: SWIG
+    # then skips an attribute lookup per call, 6x faster; the walk is mostly these calls. ``tree``
+    # itself is held by the caller for as long as the walk runs.
     raw = ryml.ryml._ryml
-    typ = partial(raw.Tree_type, tree)
-    first_child = partial(raw.Tree_first_child, tree)
-    next_sibling = partial(raw.Tree_next_sibling, tree)
-    key_of = partial(raw.Tree_key, tree)
-    val_of = partial(raw.Tree_val, tree)
+    this = tree.this
+    typ, first_child, next_sibling = raw.Tree_type, raw.Tree_first_child, raw.Tree_next_sibling
+    key_of, val_of = raw.Tree_key, raw.Tree_val
     none_id = ryml.NONE
     # Plain scalars whose first character no resolver claims are strings: most of them.
     typed_first = frozenset(_loader_class().yaml_implicit_resolvers) - {None}
@@ -623,12 +637,12 @@ def _walk_ryml(
     if tree.size() == 0:
         raise _GiveUp("empty")
     root = tree.root_id()
-    rty = typ(root)
+    rty = typ(this, root)
     if rty & ryml.STREAM == ryml.STREAM:  # STREAM's bits include SEQ's
-        root = first_child(root)
-        if root == none_id or next_sibling(root) != none_id:
+        root = first_child(this, root)
+        if root == none_id or next_sibling(this, root) != none_id:
             raise _GiveUp("not one document")
-        rty = typ(root)
+        rty = typ(this, root)
     if rty & unsure or not rty & (container_b | val_b):
         raise _GiveUp("root")
     if not rty & container_b:
@@ -639,9 +653,9 @@ def _walk_ryml(
         # At the end of a text without a final line break, rapidyaml ends a block scalar with
         # "\n" and libyaml does not.
         node = root
-        while typ(node) & container_b and (last := raw.Tree_last_child(tree, node)) != none_id:
+        while typ(this, node) & container_b and (last := raw.Tree_last_child(this, node)) != none_id:
             node = last
-        if typ(node) & (ryml.VAL_LITERAL | ryml.VAL_FOLDED | ryml.KEY_LITERAL | ryml.KEY_FOLDED):
+        if typ(this, node) & (ryml.VAL_LITERAL | ryml.VAL_FOLDED | ryml.KEY_LITERAL | ryml.KEY_FOLDED):
             raise _GiveUp("block scalar at the end")
 
     max_nodes = limits.max_yaml_nodes
@@ -653,22 +667,22 @@ def _walk_ryml(
         if depth >= _LIBYAML_MAX_DEPTH:
             raise _GiveUp("depth")
         is_map = type(container) is dict
-        child = first_child(parent)
+        child = first_child(this, parent)
         value: Any
         while child != none_id:
-            ty = typ(child)
+            ty = typ(this, child)
             if ty & unsure:
                 raise _GiveUp("anchor, alias, tag or unfiltered scalar")
             if ty & container_b:
                 value = {} if ty & map_b else []
                 stack.append((child, value, depth + 1))
             else:
-                mv = val_of(child)
+                mv = val_of(this, child)
                 value = "" if mv is None else str(mv, "utf-8")
                 if not ty & val_str and value[:1] in special_first:  # "" (``a:``) is null
                     value = plain(value)
             if is_map:
-                mv = key_of(child) if ty & key_b else None
+                mv = key_of(this, child) if ty & key_b else None
                 key = "" if mv is None else str(mv, "utf-8")
                 if not ty & key_str:
                     if not key:  # rapidyaml reads ``: x`` as a null key, libyaml refuses it
@@ -685,7 +699,7 @@ def _walk_ryml(
             else:
                 container.append(value)
                 nodes += 1
-            child = next_sibling(child)
+            child = next_sibling(this, child)
         if nodes > max_nodes:
             raise _GiveUp("size")
     return result
