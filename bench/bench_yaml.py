@@ -227,12 +227,12 @@ def print_parsers(result: dict[str, Any]) -> None:
 
 #: Runs ramscope's CLI with the rapidyaml path switched off: the libyaml path, as before issue 17.
 _BEFORE = (
-    "import sys\nimport ramscope._parse as p\np._fast_yaml = lambda text, limits: p._FALLBACK\n"
+    "import sys\nimport ramscope._parse as p\np._fast_yaml = lambda *args: p._FALLBACK\n"
     "from ramscope.cli import main\nsys.argv[0] = 'ramscope'\nsys.exit(main())\n"
 )
 
 
-def run(ctx: Any) -> tuple[dict[str, Any], list[Any]]:
+def run(ctx: Any, *, parsers: bool = True) -> tuple[dict[str, Any], list[Any]]:
     from _common import (
         Access,
         Missing,
@@ -262,9 +262,10 @@ def run(ctx: Any) -> tuple[dict[str, Any], list[Any]]:
             raise Missing(str(exc)) from None
         yaml_path = files["graph-v1.0.yaml"]
         op = SpecOp("me.ListMessages", "GET")
-    parsers = run_parsers(1 if ctx.quick else ctx.runs, files)
-    print_parsers(parsers)
-    section: dict[str, Any] = {"parsers": parsers}
+    section: dict[str, Any] = {}
+    if parsers:
+        section["parsers"] = run_parsers(1 if ctx.quick else ctx.runs, files)
+        print_parsers(section["parsers"])
     cards = {
         # One card name: it is in the reports, which are compared.
         "json": write_card(ctx.work / "yaml-bench-json.json", "spec", [Access(ctx.serve(json_path), op)]),
@@ -343,7 +344,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="runs per parser (median; default 3)")
     ap.add_argument("--quick", action="store_true", help="GitHub's spec only")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="parsers whose name contains NAME (and the reference)")
+    ap.add_argument("--derive", action="store_true", help="only the cold derive, YAML vs JSON (as run.py runs it)")
     args = ap.parse_args(argv)
+    if args.derive:
+        return _derive_only(args.runs)
     files = make_yaml.ensure()
     if args.quick:
         files = {"github.yaml": files["github.yaml"]}
@@ -351,6 +355,28 @@ def main(argv: list[str] | None = None) -> int:
     print_parsers(result)
     result["meta"] = {"python": sys.version.split()[0], "machine": platform.machine(), "runs": args.runs}
     (REPO / "bench" / "results-yaml.json").write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+def _derive_only(runs: int) -> int:
+    import subprocess
+    import tempfile
+
+    from _common import SRC, Context, Spawner
+
+    Spawner.get()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC)], check=True, stdout=subprocess.DEVNULL)
+    work = Path(tempfile.mkdtemp(prefix="ramscope-bench-yaml-"))
+    ctx = Context(quick=False, runs=max(runs, 5), work=work, naive_python=None, naive_cap=0.0)
+    try:
+        section, targets = run(ctx, parsers=False)
+    finally:
+        ctx.close()
+        Spawner.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    for t in targets:
+        print(f"{t.what}: {t.measured:.3f} (target {t.target}, {'met' if t.met else 'MISSED'}; {t.note})")
+    print(json.dumps(section, indent=1))
     return 0
 
 
