@@ -167,6 +167,18 @@ def test_errors_keep_libyamls_line_and_column() -> None:
         parse_bytes(b"a: !!python/object/apply:os.system ['true']\n", source="x.yaml", limits=SPEC_LIMITS, fmt="yaml")
 
 
+def test_duplicate_keys_are_judged_by_their_written_text_as_before() -> None:
+    """``'yes'`` and ``yes`` are one key to libyaml's duplicate check ("yes" and "true" once read)."""
+    text = "'yes': a\nyes: b\n"
+    assert _fast_yaml(text, STRICT) is _FALLBACK
+    with pytest.raises(InputError, match=r"x\.yaml:2:1: duplicate key 'yes'"):
+        parse_bytes(text.encode(), source="x.yaml", limits=STRICT, fmt="yaml")
+    assert parse_bytes(text.encode(), source="x.yaml", limits=SPEC_LIMITS, fmt="yaml").value == {
+        "yes": "a",
+        "true": "b",
+    }
+
+
 def _alias_bomb(levels: int = 10, width: int = 10) -> str:
     lines = ["a0: &a0 [" + ",".join(["lol"] * width) + "]"]
     for i in range(1, levels):

@@ -658,6 +658,9 @@ def _walk_ryml(
         if typ(this, node) & (ryml.VAL_LITERAL | ryml.VAL_FOLDED | ryml.KEY_LITERAL | ryml.KEY_FOLDED):
             raise _GiveUp("block scalar at the end")
 
+    # libyaml's path refuses duplicate keys (where strict) by their text as written: ``'yes'`` and
+    # ``yes`` are one key there, though "yes" and "true" here.
+    strict = limits.strict_keys
     max_nodes = limits.max_yaml_nodes
     nodes = 1  # counted as PyYAML's node graph has them: a key is a node of its own
     result: Any = {} if rty & map_b else []
@@ -667,6 +670,7 @@ def _walk_ryml(
         if depth >= _LIBYAML_MAX_DEPTH:
             raise _GiveUp("depth")
         is_map = type(container) is dict
+        written: set[str] = set()
         child = first_child(this, parent)
         value: Any
         while child != none_id:
@@ -684,6 +688,10 @@ def _walk_ryml(
             if is_map:
                 mv = key_of(this, child) if ty & key_b else None
                 key = "" if mv is None else str(mv, "utf-8")
+                if strict:
+                    if key in written:
+                        raise _GiveUp("key written twice")
+                    written.add(key)
                 if not ty & key_str:
                     if not key:  # rapidyaml reads ``: x`` as a null key, libyaml refuses it
                         raise _GiveUp("null key")
