@@ -12,7 +12,7 @@ bounds live in one place:
   graph *before* construction, so an alias bomb is refused in linear time and a
   recursive alias never reaches code that would walk it forever;
 * documents read without positions (specs, tens of MB) take rapidyaml first, a
-  4x faster path that builds the same values or hands the document to libyaml
+  5x faster path that builds the same values or hands the document to libyaml
   (anchors, aliases, tags, duplicate keys, errors: see "YAML, fast path");
 * YAML scalars that the safe loader would turn into dates or bytes stay strings,
   and mapping keys are strings, so YAML and JSON inputs give the same values;
@@ -438,7 +438,7 @@ def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int,
 
 # --------------------------------------------------------------------------- YAML, fast path
 #
-# libyaml composes a Python node per value, then PyYAML's constructor walks them: ~6 MB/s, four
+# libyaml composes a Python node per value, then PyYAML's constructor walks them: ~3 MB/s, eight
 # seconds for a 25 MB spec. rapidyaml parses into a C++ tree at >100 MB/s; one walk over it builds
 # the values. The walk gives exactly what ``_parse_yaml_libyaml`` gives, or gives up:
 #
