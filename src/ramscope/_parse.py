@@ -439,8 +439,9 @@ def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int,
 # --------------------------------------------------------------------------- YAML, fast path
 #
 # libyaml composes a Python node per value, then PyYAML's constructor walks them: ~3 MB/s, eight
-# seconds for a 25 MB spec. rapidyaml parses into a C++ tree at >100 MB/s; one walk over it builds
-# the values. The walk gives exactly what ``_parse_yaml_libyaml`` gives, or gives up:
+# seconds for a 26 MB spec with the checks below. rapidyaml parses into a C++ tree at ~90 MB/s; one
+# walk over it builds the values, ~20 MB/s in all (bench/README.md, "YAML parsers"). The walk
+# gives exactly what ``_parse_yaml_libyaml`` gives, or gives up:
 #
 # * plain scalars are resolved with PyYAML's own implicit resolvers (YAML 1.1: ``yes`` is true,
 #   ``012`` is octal, ``1e3`` is a string) and built by its own SafeConstructor functions, then
