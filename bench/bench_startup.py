@@ -1,4 +1,4 @@
-"""Benchmark 9: start-up, against an empty interpreter.
+"""Benchmark 10: start-up, against an empty interpreter.
 
     python bench/run.py --only startup
 
@@ -38,9 +38,9 @@ def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
             ("validate", f"ramscope validate {EXAMPLE.name}"),
         )
     ]
-    print(table(f"9. start-up (median of {max(ctx.runs, 9)})", ["process", "median ms", "min ms", "ratio"], rows))
+    print(table(f"10. start-up (median of {max(ctx.runs, 9)})", ["process", "median ms", "min ms", "ratio"], rows))
     targets = [
-        Target("9 startup", "ramscope --version / python -c pass", ratios["version"], "<= 4", ratios["version"] <= 4),
-        Target("9 startup", "ramscope validate (example) / python -c pass", ratios["validate"], "report", None),
+        Target("10 startup", "ramscope --version / python -c pass", ratios["version"], "<= 4", ratios["version"] <= 4),
+        Target("10 startup", "ramscope validate (example) / python -c pass", ratios["validate"], "report", None),
     ]
     return {**s, "ratios": ratios}, targets
