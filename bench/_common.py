@@ -109,10 +109,12 @@ def spec_path(name: str) -> Path:
 
 @dataclass(frozen=True)
 class SpecOp:
-    """One operation of a spec, as a card names it."""
+    """One operation of a spec, as a card names it: by operation id, or (``path`` given) by
+    resource_path + http_method."""
 
     operation_id: str
     method: str
+    path: str = ""
 
 
 def spec_operations(body: bytes) -> list[SpecOp]:
@@ -154,29 +156,37 @@ class Access:
 
 def manifest(name: str, accesses: Sequence[Access]) -> dict[str, Any]:
     """A bare manifest (docs/cli.md, shape 3): one resource per spec URL, one operation per access."""
-    resources: dict[str, dict[str, Any]] = {}
+    resources: dict[tuple[str, str], dict[str, Any]] = {}
     operations: list[dict[str, Any]] = []
     grants: list[dict[str, Any]] = []
     for i, a in enumerate(accesses):
-        rid = resources.get(a.spec_url, {}).get("id") or f"res-{len(resources)}"
+        # A resource per spec, and per resource_path: the RAM gives the path on the resource.
+        where = (a.spec_url, a.op.path)
+        rid = resources.get(where, {}).get("id") or f"res-{len(resources)}"
+        spec: dict[str, str] = {"spec_url": a.spec_url}
+        if a.op.path:
+            spec["resource_path"] = a.op.path
         resources.setdefault(
-            a.spec_url,
+            where,
             {
                 "id": rid,
                 "interaction_protocol": "REST",
                 "owner": "CONSUMER",
                 "display_name": rid,
                 "description": f"spec {a.spec_url}",
-                "spec": {"spec_url": a.spec_url},
+                "spec": spec,
             },
         )
         oid = f"op-{i}"
+        selector = {"http_method": a.op.method}
+        if not a.op.path:
+            selector["operation_id"] = a.op.operation_id
         operations.append(
             {
                 "id": oid,
                 "resource": rid,
-                "description": a.op.operation_id,
-                "api_operation_spec": {"operation_id": a.op.operation_id, "http_method": a.op.method},
+                "description": a.op.operation_id or f"{a.op.method} {a.op.path}",
+                "api_operation_spec": selector,
             }
         )
         grants.append(

@@ -14,6 +14,8 @@ Benchmarks (``bench/README.md`` describes the method and the latest numbers):
   memory   6. peak RSS of a cold derive against Graph beta vs holding its parsed JSON
   tier     7. the per-tier optimiser's bounded fallback, 200 to 5,000 accesses
   providers 8. cards that need a permission universe (Google) or a catalog (Graph): warm vs cold
+  yaml     9. YAML parsers on Graph v1.0 and GitHub as YAML; cold derive of the YAML form vs the JSON
+  startup  10. `ramscope --version` and `ramscope validate` vs an empty interpreter
 
 Every figure is the median of at least 5 runs, measured in the same invocation as its
 baseline and interleaved with it; ratios, not absolute times, are what the targets judge.
@@ -40,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, SRC, Context, Missing, Spawner, Target, table
 
-BENCHMARKS = ("cold", "warm", "naive", "batch", "fetch", "memory", "tier", "providers")
+BENCHMARKS = ("cold", "warm", "naive", "batch", "fetch", "memory", "tier", "providers", "yaml", "startup")
 RESULTS = REPO / "bench" / "results.json"
 
 
@@ -137,6 +139,8 @@ def _run(name: str, ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Targe
         "memory": _memory,
         "tier": _tier,
         "providers": _providers,
+        "startup": _startup,
+        "yaml": _yaml,
     }
     return runners[name](ctx)
 
@@ -188,6 +192,20 @@ def _providers(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
 
     section, targets = bench_providers.run(ctx)
     return {"providers": section}, targets
+
+
+def _startup(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    import bench_startup
+
+    section, targets = bench_startup.run(ctx)
+    return {"startup": section}, targets
+
+
+def _yaml(ctx: Context) -> tuple[dict[str, dict[str, Any]], list[Target]]:
+    import bench_yaml
+
+    section, targets = bench_yaml.run(ctx)
+    return {"yaml": section}, targets
 
 
 def _num(v: float) -> str:

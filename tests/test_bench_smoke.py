@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("cold", "warm", "naive", "batch", "fetch", "memory")
+SECTIONS = ("cold", "warm", "naive", "batch", "fetch", "memory", "yaml")
 
 
 def test_bench_quick_runs_and_writes_every_section(tmp_path: Path) -> None:

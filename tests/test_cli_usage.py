@@ -95,10 +95,10 @@ class _CountingStore:
         self._store = store
         self.prefetched: list[list[str]] = []
 
-    def prefetch(self, urls: Iterable[tuple[str, Any]]) -> Any:
+    def prefetch(self, urls: Iterable[tuple[str, Any]], *, on_ready: Any = None) -> Any:
         todo = list(urls)
         self.prefetched.append([u for u, _ in todo])
-        return self._store.prefetch(todo)
+        return self._store.prefetch(todo, on_ready=on_ready)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

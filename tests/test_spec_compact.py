@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 from ramscope.privilege import SpecGrants
 from ramscope.specs import build_index, normalize_path
 from ramscope.specs.compact import CompactError, CompactOperations, decode, encode
-from ramscope.specs.model import OperationEntry, SchemeRequirement, SpecIndex, SpecKind
+from ramscope.specs.model import (
+    OperationEntry,
+    RowOperations,
+    SchemeRequirement,
+    SpecIndex,
+    SpecKind,
+    entry_row,
+    row_entry,
+)
 from tests._specs import fixture_spec, make_spec
 
 
@@ -85,6 +93,29 @@ def test_round_trip_is_the_same_index(spec: Any) -> None:
     assert dict(again.by_method_path) == dict(built.by_method_path)
     assert again.requirement_groups() == built.requirement_groups()
     assert again.to_dict() == built.to_dict()
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [make_spec(_doc()), fixture_spec("swagger2-security.json"), fixture_spec("hostile-refs.json")],
+    ids=["varied", "swagger2", "hostile-refs"],
+)
+def test_a_fresh_index_holds_rows_that_are_its_entries(spec: Any) -> None:
+    """An OpenAPI index is built as rows (RowOperations, entries made when asked): the same
+    operations, look-ups, groups and encoded bytes as the index of its entries in a tuple."""
+    built = build_index(spec)
+    assert isinstance(built.operations, RowOperations)
+    entries = SpecIndex(**{**vars(built), "operations": tuple(built.operations)})
+    assert list(built.operations) == list(entries.operations)
+    assert [row_entry(entry_row(e)) for e in entries.operations] == list(entries.operations)
+    assert dict(built.by_operation_id) == dict(entries.by_operation_id)
+    assert dict(built.by_method_path) == dict(entries.by_method_path)
+    assert built.requirement_groups() == entries.requirement_groups()
+    assert encode(built, built_from="b", deps=[]) == encode(entries, built_from="b", deps=[])
+    assert built.operations[-1] == entries.operations[-1]
+    assert built.operations[1:3] == entries.operations[1:3]
+    with pytest.raises(IndexError):
+        built.operations[len(entries.operations)]
 
 
 def test_discovery_round_trip(discovery_documents: Any) -> None:

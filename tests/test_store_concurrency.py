@@ -183,3 +183,44 @@ def test_cli_shows_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) 
     assert progress() is True
     assert progress("--no-progress") is False
     assert progress("-q") is False
+
+
+def test_each_spec_is_handed_over_as_it_arrives(server: LocalHTTPServer, make_settings: MakeSettings) -> None:
+    """prefetch's on_ready is called, in the caller's thread, for each spec as it arrives, while the
+    slower ones are still downloading (the engine indexes a spec then); failures are not handed over."""
+    server.route("/fast.json", body=b'{"fast": true}')
+    server.route("/slow.json", body=b'{"slow": true}', latency=1.0)
+    fast, slow, missing = server.url("/fast.json"), server.url("/slow.json"), server.url("/missing.json")
+    seen: list[tuple[str, int, bool]] = []
+
+    def on_ready(url: str, kind: SpecKind | None) -> None:
+        seen.append((url, server._in_flight, threading.current_thread() is threading.main_thread()))
+
+    with SpecStore(make_settings(jobs=4)) as store:
+        results = store.prefetch([(slow, None), (fast, None), (missing, None)], on_ready=on_ready)
+    assert isinstance(results[missing], FetchError)
+    assert [url for url, _, _ in seen] == [fast, slow]
+    assert seen[0][1] == 1  # the slow one was still being served when the fast one was handed over
+    assert all(main for _, _, main in seen)
+
+
+def test_cached_specs_are_handed_over_while_the_others_download(
+    server: LocalHTTPServer, make_settings: MakeSettings
+) -> None:
+    server.route("/cached.json", body=b'{"cached": true}')
+    server.route("/slow.json", body=b'{"slow": true}', latency=1.0)
+    server.route("/slow2.json", body=b'{"slow": 2}', latency=1.0)
+    cached, slow, slow2 = server.url("/cached.json"), server.url("/slow.json"), server.url("/slow2.json")
+    settings = make_settings(jobs=4)
+    with SpecStore(settings) as store:
+        store.get(cached)
+    seen: list[tuple[str, int]] = []
+
+    def on_ready(url: str, kind: SpecKind | None) -> None:
+        with server._lock:  # requests answered so far: started, and no longer in flight
+            seen.append((url, len(server.requests) - server._in_flight))
+
+    with SpecStore(settings) as store:
+        store.prefetch([(slow, None), (cached, None), (slow2, None)], on_ready=on_ready)
+    assert seen[0] == (cached, 1)  # only the first run's request answered: neither download (a second each) had
+    assert sorted(u for u, _ in seen[1:]) == sorted([slow, slow2])

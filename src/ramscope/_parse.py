@@ -11,6 +11,9 @@ bounds live in one place:
   present, which also caps nesting at 1000); aliases are counted on the node
   graph *before* construction, so an alias bomb is refused in linear time and a
   recursive alias never reaches code that would walk it forever;
+* documents read without positions (specs, tens of MB) take rapidyaml first, a
+  5x faster path that builds the same values or hands the document to libyaml
+  (anchors, aliases, tags, duplicate keys, errors: see "YAML, fast path");
 * YAML scalars that the safe loader would turn into dates or bytes stay strings,
   and mapping keys are strings, so YAML and JSON inputs give the same values;
 * duplicate mapping keys are an error where ``strict_keys`` is set: which of two
@@ -26,7 +29,10 @@ import os
 import re
 import stat
 import sys
+import tempfile
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -157,7 +163,8 @@ def parse_bytes(
                 return _parse_json(text, source, limits)
     if fmt == "json":
         return _parse_json(text, source, limits)
-    return _parse_yaml(text, source, limits)
+    # The bytes as decoded (no BOM), for rapidyaml: saves encoding the text again.
+    return _parse_yaml(text, source, limits, data=None if data.startswith(b"\xef\xbb\xbf") else data)
 
 
 def _decode(data: bytes, source: str) -> str:
@@ -280,7 +287,17 @@ def _loader_class() -> type[yaml.SafeLoader]:
     return _Loader
 
 
-def _parse_yaml(text: str, source: str, limits: Limits) -> ParsedDocument:
+def _parse_yaml(text: str, source: str, limits: Limits, *, data: bytes | None = None) -> ParsedDocument:
+    if not limits.positions:
+        # Documents whose positions are not wanted (specs) take rapidyaml when it can give
+        # exactly what the path below would; anything else falls through to it.
+        fast = _fast_yaml(text, limits, data)
+        if fast is not _FALLBACK:
+            return ParsedDocument(value=fast, format="yaml", source=source, text=text, _positions={})
+    return _parse_yaml_libyaml(text, source, limits)
+
+
+def _parse_yaml_libyaml(text: str, source: str, limits: Limits) -> ParsedDocument:
     import yaml  # noqa: PLC0415
 
     loader = _loader_class()(text)
@@ -417,6 +434,284 @@ def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int,
                 if isinstance(k, yaml.ScalarNode):
                     stack.append((v, f"{ptr}/{escape_pointer_token(k.value)}"))
     return out
+
+
+# --------------------------------------------------------------------------- YAML, fast path
+#
+# libyaml composes a Python node per value, then PyYAML's constructor walks them: ~3 MB/s, eight
+# seconds for a 26 MB spec with the checks below. rapidyaml parses into a C++ tree at ~90 MB/s; one
+# walk over it builds the values, ~20 MB/s in all (bench/README.md, "YAML parsers"). The walk
+# gives exactly what ``_parse_yaml_libyaml`` gives, or gives up:
+#
+# * plain scalars are resolved with PyYAML's own implicit resolvers (YAML 1.1: ``yes`` is true,
+#   ``012`` is octal, ``1e3`` is a string) and built by its own SafeConstructor functions, then
+#   kept JSON-compatible as below (timestamps and binary stay their text, keys become strings);
+#   quoted and block scalars are strings, as PyYAML reads them;
+# * anchors, aliases, tags, merge keys, several documents, unfiltered scalars, a key seen twice
+#   (after conversion to a string), nesting past libyaml's 1000 levels or more nodes than
+#   ``max_yaml_nodes``: the libyaml path reads the document instead, so alias-bomb bounds,
+#   duplicate-key errors, tag refusals and their line:col are those of one implementation;
+# * a document rapidyaml refuses goes to libyaml too, whose error (with line:col) is the one
+#   reported, or which reads it.
+#
+# Cards (``positions=True``) always take the libyaml path: its node graph gives the positions.
+
+_FALLBACK: Any = object()
+_LIBYAML_MAX_DEPTH = 1000
+
+
+class _GiveUp(Exception):
+    """The fast path cannot vouch for this document; the libyaml path reads it."""
+
+
+_BLANK_OR_COMMENTS = re.compile(rb"(?:[ ]*(?:#[^\n]*)?\r?\n)*")
+#: Printable ASCII and the two line breaks: removed, what is left must be printable non-ASCII.
+_ASCII_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n\r"
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+#: In UTF-8, of what is left: C1 controls (NEL among them), U+2028, U+2029, U+FFFE, U+FFFF. The
+#: bytes of one character stay together once the ASCII bytes are removed, so these match exactly.
+_UNPRINTABLE_UTF8 = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbf[\xbe\xbf]")
+
+
+def _unprintable(data: bytes) -> bool:
+    """Whether UTF-8 ``data`` holds a tab, or a character outside YAML's printable set, or NEL,
+    U+2028 or U+2029 (line breaks to libyaml, not to rapidyaml)."""
+    rest = data.translate(None, _ASCII_PRINTABLE)  # a C loop: 15 ms for 26 MB, where a regex takes 75
+    return bool(rest) and (bool(rest.translate(None, _HIGH_BYTES)) or _UNPRINTABLE_UTF8.search(rest) is not None)
+
+
+def _ryml_doubts(data: bytes) -> bool:
+    """A directive or a document end marker, or a start marker after more than blank lines and comments."""
+    if data.startswith((b"...", b"%")) or b"\n..." in data or b"\n%" in data:
+        return True
+    at = data.find(b"\n---")
+    while at >= 0:
+        if _BLANK_OR_COMMENTS.fullmatch(data, 0, at + 1) is None:
+            return True
+        at = data.find(b"\n---", at + 1)
+    return False
+
+
+@cache
+def _fast_support() -> tuple[Any, Callable[[str], Any]] | None:
+    """rapidyaml's module and the plain-scalar resolver, or None where rapidyaml is missing."""
+    try:
+        import ryml  # type: ignore[import-untyped]  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - a declared dependency; the libyaml path still works
+        return None
+    import yaml  # noqa: PLC0415
+
+    loader_cls = _loader_class()
+    implicit = loader_cls.yaml_implicit_resolvers
+    wildcard: list[tuple[str, re.Pattern[str]]] = implicit.get(None) or []
+    by_first: dict[str, list[tuple[str, re.Pattern[str]]]] = {
+        ch: [*rs, *wildcard] for ch, rs in implicit.items() if ch is not None
+    }
+    constructor = yaml.constructor.SafeConstructor()
+    str_tag = "tag:yaml.org,2002:str"
+    as_text = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
+
+    def resolve(value: str) -> Any:
+        tag = next((t for t, regexp in by_first.get(value[:1], wildcard) if regexp.match(value)), None)
+        if tag is None:
+            return value
+        if tag == str_tag or tag in as_text:
+            return value
+        build = loader_cls.yaml_constructors.get(tag)
+        if build is None or tag == "tag:yaml.org,2002:merge":
+            raise _GiveUp(tag)
+        return build(constructor, yaml.ScalarNode(tag, value))
+
+    return ryml, resolve
+
+
+def _fast_yaml(text: str, limits: Limits, data: bytes | None = None) -> Any:
+    """The document's value, or ``_FALLBACK``. ``data``: ``text`` encoded in UTF-8, if at hand."""
+    support = _fast_support()
+    if support is None:  # pragma: no cover
+        return _FALLBACK
+    ryml, resolve = support
+    if data is None:
+        data = text.encode("utf-8")
+    # What libyaml refuses outright (characters outside YAML's printable set, e.g. NUL), the line
+    # breaks only it knows, tabs, directives (``%YAML 1.2``, ``%TAG``) and document markers past
+    # the start are left to it: there, rapidyaml reads some documents differently or reads
+    # documents libyaml refuses (found by the property tests in tests/test_yaml_parser.py).
+    if _unprintable(data) or _ryml_doubts(data):
+        return _FALLBACK
+    try:
+        with _ryml_stderr_dropped():
+            tree = ryml.parse_in_arena(data)
+    except Exception:  # any refusal: libyaml gives the error, or reads it
+        return _FALLBACK
+    try:
+        return _walk_ryml(ryml, tree, resolve, limits, ends_with_break=text.endswith(("\n", "\r")))
+    except _GiveUp:
+        return _FALLBACK
+    finally:
+        del tree
+
+
+_RYML_MESSAGE = re.compile(rb"line=\d+ col=\d+ \(\d+B\): ERROR: .*\n(?:.*\(detected here\)\n)?")
+_STDERR_LOCK = threading.Lock()
+
+
+@contextmanager
+def _ryml_stderr_dropped() -> Iterator[None]:
+    """Keep rapidyaml's parse errors (C++ writes them to file descriptor 2) off the terminal.
+
+    They would quote a stranger's document at the user, and libyaml's error is the one ramscope
+    reports. Anything else written to the descriptor meanwhile is passed on afterwards.
+    """
+    with _STDERR_LOCK, tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+        finally:
+            os.close(saved)
+        sink.seek(0)
+        rest = _RYML_MESSAGE.sub(b"", sink.read())
+        if rest:
+            os.write(2, rest)
+
+
+def _walk_ryml(
+    ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limits, *, ends_with_break: bool = True
+) -> Any:
+    # ryml's node type bits.
+    map_b, seq_b, val_b, key_b = ryml.MAP, ryml.SEQ, ryml.VAL, ryml.KEY
+    container_b = map_b | seq_b
+    # Quoted or block scalars are strings; a nil one (``a:``) reads as an empty plain scalar.
+    val_str = ryml.VALQUO | ryml.VAL_LITERAL | ryml.VAL_FOLDED
+    key_str = ryml.KEYQUO | ryml.KEY_LITERAL | ryml.KEY_FOLDED
+    unsure = (
+        ryml.KEYANCH
+        | ryml.VALANCH
+        | ryml.KEYREF
+        | ryml.VALREF
+        | ryml.KEYTAG
+        | ryml.VALTAG
+        | ryml.KEY_UNFILT
+        | ryml.VAL_UNFILT
+    )
+    # The SWIG functions, given the tree's SwigPyObject (``tree.this``) rather than the proxy: SWIG
+    # then skips an attribute lookup per call, 6x faster; the walk is mostly these calls. ``tree``
+    # itself is held by the caller for as long as the walk runs.
+    raw = ryml.ryml._ryml
+    this = tree.this
+    typ, first_child, next_sibling = raw.Tree_type, raw.Tree_first_child, raw.Tree_next_sibling
+    key_of, val_of = raw.Tree_key, raw.Tree_val
+    none_id = ryml.NONE
+    # Plain scalars whose first character no resolver claims are strings: most of them.
+    typed_first = frozenset(_loader_class().yaml_implicit_resolvers) - {None}
+    if None in _loader_class().yaml_implicit_resolvers:  # pragma: no cover - PyYAML has none
+        raise _GiveUp("wildcard resolver")
+    # A plain scalar cannot start with an indicator, nor with "-", "?" or ":" before a blank:
+    # libyaml refuses such a document, where rapidyaml reads some of them as text (``]: x``).
+    indicator_first = frozenset(",[]{}#&*!|>'\"%@`?")
+    blank_after = frozenset("-?:")
+    special_first = typed_first | indicator_first | blank_after
+
+    # Specs repeat their plain scalars ("string", "object", "true", "0"): resolve each once.
+    # The values are immutable, so one object may stand in several places.
+    memo: dict[str, Any] = {}
+
+    def resolve_plain(text: str) -> Any:
+        try:
+            return memo[text]
+        except KeyError:
+            value = memo[text] = resolve(text)
+            return value
+
+    def plain(text: str) -> Any:
+        first = text[:1]
+        if first in indicator_first or (first in blank_after and text[1:2] in ("", " ")):
+            raise _GiveUp("a plain scalar libyaml would refuse")
+        return resolve_plain(text) if first in typed_first else text
+
+    if tree.size() == 0:
+        raise _GiveUp("empty")
+    root = tree.root_id()
+    rty = typ(this, root)
+    if rty & ryml.STREAM == ryml.STREAM:  # STREAM's bits include SEQ's
+        root = first_child(this, root)
+        if root == none_id or next_sibling(this, root) != none_id:
+            raise _GiveUp("not one document")
+        rty = typ(this, root)
+    if rty & unsure or not rty & (container_b | val_b):
+        raise _GiveUp("root")
+    if not rty & container_b:
+        # No spec is a lone scalar, and rapidyaml reads a top-level block scalar's end otherwise.
+        raise _GiveUp("scalar document")
+
+    if not ends_with_break:
+        # At the end of a text without a final line break, rapidyaml ends a block scalar with
+        # "\n" and libyaml does not.
+        node = root
+        while typ(this, node) & container_b and (last := raw.Tree_last_child(this, node)) != none_id:
+            node = last
+        if typ(this, node) & (ryml.VAL_LITERAL | ryml.VAL_FOLDED | ryml.KEY_LITERAL | ryml.KEY_FOLDED):
+            raise _GiveUp("block scalar at the end")
+
+    # libyaml's path refuses duplicate keys (where strict) by their text as written: ``'yes'`` and
+    # ``yes`` are one key there, though "yes" and "true" here.
+    strict = limits.strict_keys
+    max_nodes = limits.max_yaml_nodes
+    nodes = 1  # counted as PyYAML's node graph has them: a key is a node of its own
+    result: Any = {} if rty & map_b else []
+    stack: list[tuple[int, Any, int]] = [(root, result, 1)]
+    while stack:
+        parent, container, depth = stack.pop()
+        if depth >= _LIBYAML_MAX_DEPTH:
+            raise _GiveUp("depth")
+        is_map = type(container) is dict
+        written: set[str] = set()
+        child = first_child(this, parent)
+        value: Any
+        while child != none_id:
+            ty = typ(this, child)
+            if ty & unsure:
+                raise _GiveUp("anchor, alias, tag or unfiltered scalar")
+            if ty & container_b:
+                value = {} if ty & map_b else []
+                stack.append((child, value, depth + 1))
+            else:
+                mv = val_of(this, child)
+                value = "" if mv is None else str(mv, "utf-8")
+                if not ty & val_str and value[:1] in special_first:  # "" (``a:``) is null
+                    value = plain(value)
+            if is_map:
+                mv = key_of(this, child) if ty & key_b else None
+                key = "" if mv is None else str(mv, "utf-8")
+                if strict:
+                    if key in written:
+                        raise _GiveUp("key written twice")
+                    written.add(key)
+                if not ty & key_str:
+                    if not key:  # rapidyaml reads ``: x`` as a null key, libyaml refuses it
+                        raise _GiveUp("null key")
+                    if key[:1] in special_first:
+                        k = plain(key)
+                        if not isinstance(k, str | int | bool | None):
+                            raise _GiveUp("key")
+                        key = _key_str(k)
+                if key in container:
+                    raise _GiveUp("key seen twice")
+                container[key] = value
+                nodes += 2
+            else:
+                container.append(value)
+                nodes += 1
+            child = next_sibling(this, child)
+        if nodes > max_nodes:
+            raise _GiveUp("size")
+    return result
 
 
 def _jsonify(value: Any) -> Any:

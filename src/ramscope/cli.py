@@ -16,25 +16,21 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 
 from . import __version__
-from ._io import OutputTarget, atomic_write, atomic_writer, check_output, expand_card_args
 from ._text import for_terminal
-from .card import Card, load_card
-from .config import Settings, default_cache_dir
-from .diagnostics import Severity, has_errors
 from .errors import InputError, RamscopeError
-from .outputs.report import Report, StoredReport
-from .policy import Policy, load_policy
-from .schema import SCHEMA_NAMES, load_schema, render
-from .validate import validate
 
 if TYPE_CHECKING:
+    from ._io import OutputTarget
+    from .card import Card
+    from .config import Settings
     from .derive import Engine
+    from .diagnostics import Severity
     from .governance.locate import Locator
+    from .outputs.report import Report, StoredReport
 
 __all__ = [
     "EXIT_DIFF_NEW_PERMISSIONS",
@@ -75,8 +71,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{self._suggestion(message)}\n")
 
     def _suggestion(self, message: str) -> str:
-        import difflib  # noqa: PLC0415 - only on a usage error
-        import re  # noqa: PLC0415
+        import difflib
+        import re
 
         choice = re.match(r"argument [^:]*: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
         if choice:
@@ -248,8 +244,7 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Command:
+class _Command(NamedTuple):  # not a dataclass: `dataclasses` (and `inspect`) cost start-up 8 ms
     name: str
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
@@ -270,7 +265,11 @@ def _configure_validate(p: argparse.ArgumentParser) -> None:
 
 
 def _run_validate(args: argparse.Namespace) -> int:
-    from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text  # noqa: PLC0415
+    from ._io import expand_card_args
+    from .card import load_card
+    from .diagnostics import Severity, has_errors
+    from .outputs.diagnostics import CardDiagnostics, render_json, render_sarif, render_text
+    from .validate import validate
 
     results: list[CardDiagnostics] = []
     unreadable = False
@@ -299,7 +298,7 @@ def _run_validate(args: argparse.Namespace) -> int:
             _write_json(out, render_sarif(results))
         if not args.quiet:
             # stdout is a document for machines: the errors are said where people look, too.
-            from .outputs.diagnostics import Finding, diagnostic_line  # noqa: PLC0415
+            from .outputs.diagnostics import Finding, diagnostic_line
 
             for res in results:
                 for d in res.diagnostics:
@@ -325,10 +324,12 @@ def _configure_fetch(p: argparse.ArgumentParser) -> None:
 
 
 def _run_fetch(args: argparse.Namespace) -> int:
-    from rich.console import Console  # noqa: PLC0415 - keep `validate` start-up light
+    from rich.console import Console
 
-    from .outputs.fetch import render_fetch_table  # noqa: PLC0415
-    from .store import SpecStore, fetch_refs, spec_refs  # noqa: PLC0415
+    from ._io import expand_card_args
+    from .card import load_card
+    from .outputs.fetch import render_fetch_table
+    from .store import SpecStore, fetch_refs, spec_refs
 
     cards = [load_card(path) for path in expand_card_args(args.cards)]
     refs = spec_refs(cards)
@@ -367,10 +368,14 @@ def _run_fetch(args: argparse.Namespace) -> int:
 
 
 def _configure_schema(p: argparse.ArgumentParser) -> None:
+    from .schema import SCHEMA_NAMES
+
     p.add_argument("name", choices=SCHEMA_NAMES, help="which schema to print")
 
 
 def _run_schema(args: argparse.Namespace) -> int:
+    from .schema import load_schema, render
+
     sys.stdout.write(render(load_schema(args.name)))
     return EXIT_OK
 
@@ -379,7 +384,8 @@ def _run_schema(args: argparse.Namespace) -> int:
 
 
 def _engine(args: argparse.Namespace) -> Engine:
-    from .derive import Engine  # noqa: PLC0415 - keeps `validate` and `schema` free of the network stack
+    from .derive import Engine
+    from .policy import Policy, load_policy
 
     policy = load_policy(args.policy) if args.policy else Policy()
     return Engine(settings_from_args(args), policy=policy)
@@ -414,6 +420,8 @@ class _Derived:
         self.worst = EXIT_USAGE
 
     def _cards(self) -> Iterator[Card]:
+        from .card import load_card
+
         for path in self.paths:
             try:
                 yield load_card(path)
@@ -433,9 +441,12 @@ def _say_findings(args: argparse.Namespace, report: Report | StoredReport, *, po
     """One line per failing item on stderr, as `validate` prints them (``file:line:col: error[code]
     path: message``): the card's errors (exit 1), each access whose permissions are unknown (exit 3).
     ``-v``: every finding; ``-q``: none (the exit code still says it)."""
+    from .card import load_card
+    from .outputs.report import Report
+
     if args.quiet:
         return
-    from .outputs.diagnostics import diagnostic_line, findings, is_failing  # noqa: PLC0415
+    from .outputs.diagnostics import diagnostic_line, findings, is_failing
 
     at = getattr(report, "findings_at", None)  # derived in a worker process (--jobs): positions found there
     if at is not None:
@@ -463,6 +474,8 @@ def _say_findings(args: argparse.Namespace, report: Report | StoredReport, *, po
 
 def _reports(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[Report], int]:
     """Derive every card; an unreadable card is reported and the others still derived."""
+    from ._io import expand_card_args
+
     derived = _Derived(args, expand_card_args(paths))
     reports = list(derived)
     return reports, derived.worst
@@ -477,6 +490,8 @@ def _exit_code(reports: Sequence[Report], worst: int) -> int:
 
 
 def _emit(args: argparse.Namespace, text: str, target: OutputTarget | None = None) -> None:
+    from ._io import atomic_write
+
     if getattr(args, "output", None):
         atomic_write(target or args.output, text)
     else:
@@ -486,6 +501,8 @@ def _emit(args: argparse.Namespace, text: str, target: OutputTarget | None = Non
 def _output_target(args: argparse.Namespace, cards: Sequence[str]) -> OutputTarget | None:
     """``-o FILE`` checked before any work: a missing directory, a device, or an input of this run (a card,
     the policy, the cassette) fails now."""
+    from ._io import check_output
+
     if not getattr(args, "output", None):
         return None
     inputs = [*cards, *(str(f) for f in (getattr(args, "policy", None), getattr(args, "cassette", None)) if f)]
@@ -513,6 +530,8 @@ def _output(args: argparse.Namespace, cards: Sequence[str] = ()) -> Iterator[Cal
     """A writer to stdout, or to ``-o FILE`` (atomically: the file appears whole, at the end;
     not at all if the block raises, :class:`_NothingToWrite` included). ``FILE`` is checked on
     entry and is never one of ``cards``."""
+    from ._io import atomic_writer
+
     target = _output_target(args, cards)
     if target is not None:
         with contextlib.suppress(_NothingToWrite), atomic_writer(target) as fh:
@@ -524,13 +543,15 @@ def _output(args: argparse.Namespace, cards: Sequence[str] = ()) -> Iterator[Cal
 
 def _run_derive(args: argparse.Namespace) -> int:
     # Reports are written as they are derived: a batch of 10,000 cards is never all in memory.
+    from ._io import expand_card_args
+
     paths = expand_card_args(args.cards)
     derived = _Derived(args, paths)
     if args.skill:
         return _run_derive_skill(args, paths, derived)
     with _output(args, paths) as write:
         if args.format == "text":
-            from .outputs.text import render_report_text  # noqa: PLC0415 - rich: only for text output
+            from .outputs.text import render_report_text
 
             color = args.output is None and sys.stdout.isatty()
             for r in derived:
@@ -555,12 +576,12 @@ def _run_derive(args: argparse.Namespace) -> int:
 
 def _run_derive_skill(args: argparse.Namespace, paths: Sequence[str], derived: _Derived) -> int:
     """``derive --skill ID``: each card's report restricted to one skill, with that skill's own tiers."""
-    from .governance.skills import restrict_report, restrict_report_dict  # noqa: PLC0415
+    from .governance.skills import restrict_report, restrict_report_dict
 
     codes: set[int] = {derived.worst}
     with _output(args, paths) as write:
         if args.format == "text":
-            from .outputs.text import render_report_text  # noqa: PLC0415
+            from .outputs.text import render_report_text
 
             color = args.output is None and sys.stdout.isatty()
             for r in derived:
@@ -583,6 +604,8 @@ def _run_derive_skill(args: argparse.Namespace, paths: Sequence[str], derived: _
 
 def _text_severity(args: argparse.Namespace) -> Severity:
     """What text output lists under its tables: errors and warnings; -q errors only; -v info too."""
+    from .diagnostics import Severity
+
     if args.quiet:
         return Severity.ERROR
     return Severity.INFO if args.verbose else Severity.WARNING
@@ -651,16 +674,18 @@ def _configure_consent(p: argparse.ArgumentParser) -> None:
 
 
 def _run_consent(args: argparse.Namespace) -> int:
+    from .card import load_card
+
     target = _output_target(args, [args.card])
     card = load_card(args.card)
     with _engine(args) as engine:
         report = engine.derive(card)
     if args.skill:
-        from .governance.skills import restrict_report  # noqa: PLC0415
+        from .governance.skills import restrict_report
 
         report = restrict_report(report, args.skill)
     provider = card.document.get("provider")
-    from .outputs.consent import consent_data, render_html, render_markdown  # noqa: PLC0415
+    from .outputs.consent import consent_data, render_html, render_markdown
 
     data = consent_data(
         report,
@@ -686,7 +711,9 @@ def _configure_diff(p: argparse.ArgumentParser) -> None:
 
 def _report_dict(engine: Engine, path: str) -> tuple[dict[str, Any], Report | StoredReport]:
     """The report of a card (derived) or a saved report (checked), with what :func:`_say_findings` reads."""
-    from .outputs.diff import check_report_shape  # noqa: PLC0415
+    from .card import load_card
+    from .outputs.diff import check_report_shape
+    from .outputs.report import StoredReport
 
     card = load_card(path)
     if card.document.get("report_version") is not None and "tiers" in card.document:
@@ -700,10 +727,12 @@ def _report_dict(engine: Engine, path: str) -> tuple[dict[str, Any], Report | St
 
 
 def _run_diff(args: argparse.Namespace) -> int:
+    from .outputs.report import Report
+
     with _engine(args) as engine:
         old, old_report = _report_dict(engine, args.old)
         new, new_report = _report_dict(engine, args.new)
-    from .outputs.diff import diff_reports, render_diff_text, risk_line  # noqa: PLC0415
+    from .outputs.diff import diff_reports, render_diff_text, risk_line
 
     d = diff_reports(old, new)
     if args.format == "json":
@@ -741,8 +770,10 @@ def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tupl
     Governance reads reports; this is where the CLI obtains them. Unreadable inputs are said on
     stderr and give exit 2; the others are still judged.
     """
-    from .governance.locate import Locator  # noqa: PLC0415
-    from .outputs.diff import check_report_shape  # noqa: PLC0415
+    from ._io import expand_card_args
+    from .card import load_card
+    from .governance.locate import Locator
+    from .outputs.diff import check_report_shape
 
     out: list[tuple[dict[str, Any], Locator]] = []
     worst = EXIT_OK
@@ -776,9 +807,9 @@ def _configure_check(p: argparse.ArgumentParser) -> None:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from .governance.check import check_report, exit_code, results_json  # noqa: PLC0415
-    from .governance.rules import load_rules  # noqa: PLC0415
-    from .governance.sarif import render_sarif, render_text  # noqa: PLC0415
+    from .governance.check import check_report, exit_code, results_json
+    from .governance.rules import load_rules
+    from .governance.sarif import render_sarif, render_text
 
     target = _output_target(args, [*args.cards, str(args.rules)])
     rules = load_rules(args.rules)
@@ -803,7 +834,8 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
 
 
 def _run_export(args: argparse.Namespace) -> int:
-    from .governance import cedar  # noqa: PLC0415
+    from ._io import atomic_write
+    from .governance import cedar
 
     target = _output_target(args, [args.card])
     if args.format == "cedar-schema":
@@ -814,7 +846,7 @@ def _run_export(args: argparse.Namespace) -> int:
         return worst
     report = reports[0][0]
     if args.skill:
-        from .governance.skills import restrict_report_dict  # noqa: PLC0415
+        from .governance.skills import restrict_report_dict
 
         report = restrict_report_dict(report, args.skill)
     if args.format == "json":
@@ -840,7 +872,7 @@ def _configure_compare(p: argparse.ArgumentParser) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from .governance.compare import compare_reports, render_compare_text  # noqa: PLC0415
+    from .governance.compare import compare_reports, render_compare_text
 
     reports, worst = _governed(args, args.cards)
     data = compare_reports([r for r, _ in reports], rank=args.rank)
@@ -870,8 +902,8 @@ def _configure_universe(p: argparse.ArgumentParser) -> None:
 
 
 def _run_universe(args: argparse.Namespace) -> int:
-    from . import providers  # noqa: PLC0415
-    from .refresh import GOOGLE_DIRECTORY, refresh_google  # noqa: PLC0415
+    from . import providers
+    from .refresh import GOOGLE_DIRECTORY, refresh_google
 
     with _engine(args) as engine:
         if args.action == "refresh":
@@ -975,12 +1007,15 @@ def _named_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str 
 
     Only exact option names are followed (``--opt value``, ``--opt=value``, flags); anything
     else (help, an abbreviation, combined short flags, ``--``) gives ``None``: the full parser.
+    ``--version`` gives ``""``: no subcommand is needed.
     """
     takes_value = {s: a.nargs != 0 for a in parser._actions for s in a.option_strings}
     names = {c.name for c in COMMANDS}
     it = iter(argv)
     for tok in it:
-        if tok in ("-h", "--help", "--version", "--"):
+        if tok == "--version":
+            return ""  # no subcommand: argparse prints the version as soon as it reads the option
+        if tok in ("-h", "--help", "--"):
             return None
         if tok.startswith("-"):
             name, eq, _ = tok.partition("=")
@@ -994,6 +1029,8 @@ def _named_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str 
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
+    from .config import Settings, default_cache_dir
+
     return Settings(
         cache_dir=args.cache_dir or default_cache_dir(),
         offline=args.offline,
@@ -1024,7 +1061,7 @@ def _report_line(report: Report | StoredReport) -> str:
 def _json_line(doc: Any) -> str:
     """One compact JSON line. orjson (several times faster, and batches write thousands of lines),
     except for values it refuses (integers beyond 64 bits from a stranger's YAML): then the stdlib."""
-    import orjson  # noqa: PLC0415
+    import orjson
 
     try:
         return orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE).decode()
@@ -1067,7 +1104,20 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _without_httpx_cli() -> None:
+    """Keep httpx from importing its own command-line client.
+
+    ``import httpx`` imports ``httpx._main`` (click, rich's console, pygments) whenever they are
+    installed, as they are here: 0.05 s of every run that fetches, for a CLI ramscope never runs.
+    A ``None`` in ``sys.modules`` makes that import fail, which httpx handles (its ``main`` then
+    says the CLI is not installed). Only in ramscope's own process: the library leaves it alone.
+    """
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _without_httpx_cli()
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)

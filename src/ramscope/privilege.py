@@ -112,7 +112,9 @@ class Atom:
     _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        key = (self.namespace, self.scope, self.type.value)
+        # ``_value_``, not ``.value``: the enum property costs more than the rest of the atom (a
+        # universe's atoms, thousands, are built on a warm run).
+        key = (self.namespace, self.scope, str(self.type._value_))
         object.__setattr__(self, "_key", key)
         object.__setattr__(self, "_hash", hash(key))
 

@@ -50,9 +50,10 @@ _FORMAT = 1
 MAX_STORED_BYTES = 16 * 1024 * 1024
 #: Settings that change how a run goes, not what it derives.
 _OPERATIONAL = frozenset({"jobs", "progress", "reuse", "cache_dir"})
-#: Libraries whose behaviour shapes a report besides ramscope's own code: the YAML parser, the
-#: JSON parser (numbers), and the strict validators behind --validate-specs.
-_LIBRARIES = ("yaml", "orjson", "openapi_spec_validator", "jsonschema")
+#: Libraries whose behaviour shapes a report besides ramscope's own code: the YAML parsers
+#: (rapidyaml, and libyaml behind PyYAML), the JSON parser (numbers), and the strict validators
+#: behind --validate-specs.
+_LIBRARIES = ("yaml", "ryml", "orjson", "openapi_spec_validator", "jsonschema")
 
 #: One spec the report depends on: (URL, kind hint, digest of its state).
 Dep = tuple[str, SpecKind | None, str]

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from ._lazy import callable_module
 from .card import Card, load_card
 from .diagnostics import Diagnostic, Severity, rule, split_pointer
 from .governance.skills import validate_skill_extension
@@ -335,3 +336,7 @@ def _dangling(
         hint=f"did you mean {guess[0]!r}?" if guess else None,
         data={"suggestions": guess},
     )
+
+
+# `ramscope.validate(card)` is the public API; once imported, this module is what the name is bound to.
+callable_module(__name__, validate)

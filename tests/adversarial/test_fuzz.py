@@ -167,7 +167,7 @@ class MemoryStore:
             origin=Origin.CACHE,
         )
 
-    def prefetch(self, urls: Any) -> dict[str, Any]:
+    def prefetch(self, urls: Any, *, on_ready: Any = None) -> dict[str, Any]:
         return {}
 
     def get_artifact(self, namespace: str, key: str) -> bytes | None:

@@ -20,6 +20,10 @@ every tier that contains them incomplete.
 
 from __future__ import annotations
 
+from .._lazy import callable_module
 from .engine import Engine, derive
 
 __all__ = ["Engine", "derive"]
+
+# `ramscope.derive(card)` is the public API; once imported, this package is what the name is bound to.
+callable_module(__name__, derive)

@@ -324,7 +324,9 @@ class Engine:
         )
         if todo:
             self._prefetched.update(todo)
-            self.store.prefetch(todo)
+            # Each spec is indexed as it arrives, while the others still download (the index is
+            # what every access needs next; load() keeps it, and its error, for them).
+            self.store.prefetch(todo, on_ready=self.load)
 
     # ------------------------------------------------------------------ internals
 

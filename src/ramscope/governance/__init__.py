@@ -7,8 +7,30 @@ never the spec store: governance judges a derivation, it does not redo it.
 
 from __future__ import annotations
 
-from .check import EXIT_RULES_FAILED, CardResult, Finding, check_report
-from .rules import Rule, RuleSet, Waiver, load_rules, parse_rules
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from .check import EXIT_RULES_FAILED, CardResult, Finding, check_report
+    from .rules import Rule, RuleSet, Waiver, load_rules, parse_rules
+
+# Imported when first used: `derive` and `validate` read skill extensions (.skills) and need none of
+# the rest, which importing the package would otherwise load (issue 17, start-up).
+_LAZY = {
+    "EXIT_RULES_FAILED": ".check",
+    "CardResult": ".check",
+    "Finding": ".check",
+    "check_report": ".check",
+    "Rule": ".rules",
+    "RuleSet": ".rules",
+    "Waiver": ".rules",
+    "load_rules": ".rules",
+    "parse_rules": ".rules",
+}
+
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "EXIT_RULES_FAILED",

@@ -233,17 +233,19 @@ class Catalog:
         return tuple(self.entry(i) for i in range(self.count))
 
     @cached_property
-    def _table(self) -> tuple[dict[tuple[str, str], int], list[tuple[str, re.Pattern[str], int]]]:
-        exact: dict[tuple[str, str], int] = {}
+    def _table(self) -> tuple[dict[str, int], list[tuple[str, re.Pattern[str], int]]]:
+        # Keyed by the "METHOD path" strings as stored (Graph: 10,000 of them, on every warm run):
+        # the first of equal keys wins.
+        keys = self.keys
+        exact = {k: i for i, k in reversed(list(enumerate(keys)))}
         deep: list[tuple[str, re.Pattern[str], int]] = []
-        for i, both in enumerate(self.keys):
-            method, _, key = both.partition(" ")
-            if "/..." in key:
+        for i, both in enumerate(keys):
+            if "/..." in both:
                 # The provider's own "any depth" wildcard (Microsoft's ``/.../``), not a guess of ours.
+                method, _, key = both.partition(" ")
                 parts = [re.escape(p) for p in key.split("/...")]
                 deep.append((method, re.compile(r"(?:/[^/]+)+".join(parts)), i))
-            else:
-                exact.setdefault((method, key), i)
+                exact.pop(both, None)
         return exact, deep
 
     def lookup(self, method: str, path: str) -> CatalogEntry | None:
@@ -251,7 +253,7 @@ class Catalog:
         exact, deep = self._table
         key = self.normalise(path)
         m = method.upper()
-        i = exact.get((m, key))
+        i = exact.get(f"{m} {key}")
         if i is not None:
             return self.entry(i)
         for dm, pattern, j in deep:
@@ -273,7 +275,7 @@ class Catalog:
         try:
             for pairs, deltas in self._part("universe"):
                 key = frozenset((namespaces[strings[sch]], strings[x]) for sch, x in pairs)
-                where = list(_undelta(deltas))
+                where = _undelta(deltas)
                 if where and where[-1] >= self.count:
                     raise CatalogError("a universe alternative names an entry out of range")
                 by_alt.setdefault(key, set()).update(where)

@@ -25,9 +25,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import zlib
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -207,13 +209,16 @@ def _deltas(positions: Sequence[int]) -> list[int]:
     return out
 
 
-def _undelta(deltas: Iterable[Any]) -> Iterator[int]:
-    total = 0
-    for d in deltas:
-        if type(d) is not int or d < 0:
-            raise UniverseError("positions must be ascending integers")
-        total += d
-        yield total
+def _undelta(deltas: Iterable[Any]) -> list[int]:
+    """Positions from their gaps (the first from 0). Checked and summed in C: a warm run into
+    Graph decodes tens of thousands of them."""
+    try:
+        gaps = array("q", deltas)  # integers only (no floats, strings, or ints past 64 bits)
+    except (TypeError, OverflowError, ValueError):
+        raise UniverseError("positions must be ascending integers") from None
+    if gaps and min(gaps) < 0:
+        raise UniverseError("positions must be ascending integers")
+    return list(accumulate(gaps))
 
 
 # --------------------------------------------------------------------------- Google

@@ -4,7 +4,8 @@ Specs are large and written by strangers. JSON goes straight to orjson (the
 baseline every index timing is compared to; it bounds nesting at 1024 itself),
 without the whole-tree depth walk that ``_parse`` does for cards, since that
 walk alone costs as much as the parse on a 47 MB spec. YAML goes through
-``_parse`` (libyaml's CSafeLoader, aliases counted before construction).
+``_parse`` (rapidyaml, or libyaml's CSafeLoader with aliases counted before
+construction for any document rapidyaml's path cannot vouch for).
 
 Index diagnostics carry, in ``data``, which operations they concern, so the
 resolver can hand each access only the findings that bear on it:

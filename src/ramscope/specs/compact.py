@@ -50,15 +50,19 @@ from .model import (
     OperationTable,
     RequirementGroups,
     Requirements,
+    Row,
+    RowOperations,
     SpecIndex,
     SpecKind,
     bitmask,
+    entry_row,
     normalize_path,
     path_spellings,
     reqs_from_json,
     reqs_to_json,
     scheme_from_dict,
     scheme_to_dict,
+    standard_pointer,
 )
 
 __all__ = ["COMPACT_VERSION", "CompactError", "CompactOperations", "decode", "encode"]
@@ -82,41 +86,59 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
     if array(_U32).itemsize != 4:  # pragma: no cover - every platform CPython runs on
         raise RuntimeError("array('I') is not 32 bits here")
     ops = index.operations
+    # A fresh OpenAPI index holds rows already: encoded as they are, no entry made for them.
+    rows: Sequence[Row] = ops.rows if isinstance(ops, RowOperations) else [entry_row(op) for op in ops]
     group_ids: dict[Any, int] = {}
+    # Operations share their requirement tuples (adapters cache them): looked up by identity first,
+    # which spares hashing nested tuples 22,000 times.
+    group_by_id: dict[int, tuple[Any, int]] = {}
     group_reqs: list[Any] = []
     groups = array(_U32)
     # Tables keyed by hash: keys that collide share a list (of increasing positions, each once).
     ids: dict[int, list[int]] = {}
     paths: dict[int, list[int]] = {}
     bases = list(index.base_paths)
+    base_at = {b: n for n, b in reversed(list(enumerate(bases, start=1)))}
     blocks: list[bytes] = []
     block: list[list[Any]] = []
     # The methods of one path, and one base path, share their spellings: normalised and encoded once.
     spelled: dict[str, bytes] = {}
+    prefixable_paths: dict[str, bool] = {}
     method_crc: dict[str, int] = {}
     clean_bases = {b for b in bases if _clean_base(b)}
     crc32 = _crc32
-    for i, op in enumerate(ops):
-        reqs = op.requirements
-        g = group_ids.get(reqs)
-        if g is None:
-            g = group_ids[reqs] = len(group_reqs)
-            group_reqs.append(reqs_to_json(reqs))
+    for i, row in enumerate(rows):
+        key, op_id, method, path, full, alt, reqs, source, title, description, deprecated, extra, pointer = row
+        hit = group_by_id.get(id(reqs))
+        if hit is not None and hit[0] is reqs:
+            g = hit[1]
+        else:
+            found = group_ids.get(reqs)
+            if found is None:
+                found = group_ids[reqs] = len(group_reqs)
+                group_reqs.append(reqs_to_json(reqs))
+            g = found
+            group_by_id[id(reqs)] = (reqs, g)
         groups.append(g)
-        if op.operation_id:
-            _file(ids, crc32(op.operation_id.encode("utf-8", "surrogatepass")), i)
-        mc = method_crc.get(op.method)
+        if op_id:
+            h = crc32(op_id.encode("utf-8", "surrogatepass"))
+            filed = ids.get(h)
+            if filed is None:
+                ids[h] = [i]
+            elif filed[-1] != i:
+                filed.append(i)
+        mc = method_crc.get(method)
         if mc is None:  # _hash(f"{method} {path}"), computed as a continuation of the method's CRC
-            mc = method_crc[op.method] = crc32(f"{op.method} ".encode("utf-8", "surrogatepass"))
-        seen: list[bytes] = []
-        path = op.path
+            mc = method_crc[method] = crc32(f"{method} ".encode("utf-8", "surrogatepass"))
         prefixable = False
         if path:
-            own = spelled.get(path)
-            if own is None:
+            known = prefixable_paths.get(path)
+            if known is None:
                 own = spelled[path] = normalize_path(path).encode("utf-8", "surrogatepass")
-            prefixable = _prefixable(path, own)
-        for p in (path, op.full_path, *op.alt_paths):  # what path_spellings() gives
+                known = prefixable_paths[path] = _prefixable(path, own)
+            prefixable = known
+        seen: list[bytes] = []
+        for p in (path, full, *alt) if alt else (path, full):  # what path_spellings() gives
             if not p:
                 continue
             if prefixable and p is not path and p.endswith(path) and p[: len(p) - len(path)] in clean_bases:
@@ -126,8 +148,38 @@ def encode(index: SpecIndex, *, built_from: str, deps: Sequence[tuple[str, str]]
                 nb = spelled[p] = normalize_path(p).encode("utf-8", "surrogatepass")
             if nb not in seen:
                 seen.append(nb)
-                _file(paths, crc32(nb, mc), i)
-        block.append(_record(op, g, bases))
+                h = crc32(nb, mc)
+                filed = paths.get(h)
+                if filed is None:
+                    paths[h] = [i]
+                elif filed[-1] != i:
+                    filed.append(i)
+        # The record (see "records" below): what equals its usual value is written as 0 or null.
+        if full == path:
+            full_field: Any = 0
+        elif path and full.endswith(path) and (n := base_at.get(full[: len(full) - len(path)])):
+            full_field = n
+        else:
+            full_field = full
+        if pointer is not None and pointer == standard_pointer(path, method):
+            pointer = None
+        block.append(
+            [
+                key,
+                0 if op_id == key else op_id,
+                method,
+                path,
+                full_field,
+                list(alt) if alt else 0,
+                g,
+                source,
+                title,
+                description,
+                1 if deprecated else 0,
+                dict(extra) if extra else 0,
+                pointer,
+            ]
+        )
         if len(block) == BLOCK:
             blocks.append(zlib.compress(orjson.dumps(block), 1))
             block = []
@@ -336,36 +388,6 @@ class _Table:
 # "/paths/<escaped path>/<method>", the usual OpenAPI location).
 
 
-def _standard_pointer(path: str, method: str) -> str:
-    return "/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method.lower()
-
-
-def _record(op: OperationEntry, group: int, bases: list[str]) -> list[Any]:
-    full: Any = op.full_path
-    if full == op.path:
-        full = 0
-    else:
-        for n, b in enumerate(bases, start=1):
-            if b + op.path == full:
-                full = n
-                break
-    return [
-        op.key,
-        0 if op.operation_id == op.key else op.operation_id,
-        op.method,
-        op.path,
-        full,
-        list(op.alt_paths) if op.alt_paths else 0,
-        group,
-        op.security_source,
-        op.title,
-        op.description,
-        1 if op.deprecated else 0,
-        dict(op.extra) if op.extra else 0,
-        None if op.pointer == _standard_pointer(op.path, op.method) else op.pointer,
-    ]
-
-
 def _entry(r: list[Any], requirements: Requirements | None, bases: tuple[str, ...]) -> OperationEntry:
     key, op_id, method, path, full, alt, _, source, title, description, deprecated, extra, pointer = r
     if full == 0:
@@ -385,7 +407,7 @@ def _entry(r: list[Any], requirements: Requirements | None, bases: tuple[str, ..
         description=description,
         deprecated=bool(deprecated),
         extra=dict(extra) if extra else {},
-        pointer=_standard_pointer(path, method) if pointer is None else pointer,
+        pointer=standard_pointer(path, method) if pointer is None else pointer,
     )
 
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import enum
 import re
 from abc import abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar, overload
 
 import orjson
 
@@ -42,19 +42,26 @@ __all__ = [
     "Requirement",
     "RequirementGroups",
     "Requirements",
+    "Row",
+    "RowOperations",
     "SchemeRequirement",
     "SchemeType",
     "SecurityScheme",
     "SpecIndex",
     "SpecKind",
     "bitmask",
+    "entry_row",
     "normalize_path",
     "path_spellings",
     "reqs_from_json",
     "reqs_to_json",
+    "row_entry",
     "scheme_from_dict",
     "scheme_to_dict",
+    "standard_pointer",
 ]
+
+_K = TypeVar("_K")
 
 #: Bump when the index shape, an adapter's reading or the cached form changes: cached
 #: indexes of an older format are then rebuilt instead of trusted.
@@ -186,6 +193,135 @@ class OperationTable(Sequence[OperationEntry]):
 
     @abstractmethod
     def requirement_groups(self) -> RequirementGroups: ...
+
+
+#: An operation as a builder holds it: :class:`OperationEntry`'s fields, in order, in a plain tuple
+#: (a tuple display costs a tenth of a frozen dataclass, and Graph beta has 22,000 operations),
+#: except the pointer: ``None`` for the usual ``/paths/<escaped path>/<method>`` (made when asked).
+Row: TypeAlias = tuple[
+    str, str, str, str, str, tuple[str, ...], "Requirements | None", str, str, str, bool, Mapping[str, Any], str | None
+]
+
+
+def standard_pointer(path: str, method: str) -> str:
+    """Where an OpenAPI operation usually is: ``/paths/<escaped path>/<method, lower case>``."""
+    return "/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method.lower()
+
+
+def entry_row(op: OperationEntry) -> Row:
+    return (
+        op.key,
+        op.operation_id,
+        op.method,
+        op.path,
+        op.full_path,
+        op.alt_paths,
+        op.requirements,
+        op.security_source,
+        op.title,
+        op.description,
+        op.deprecated,
+        op.extra,
+        op.pointer,
+    )
+
+
+def row_entry(row: Row) -> OperationEntry:
+    pointer = row[12]
+    return OperationEntry(*row[:12], pointer=standard_pointer(row[3], row[2]) if pointer is None else pointer)
+
+
+class RowOperations(OperationTable):
+    """A built index's operations, kept as :data:`Row` tuples and made entries when first asked for.
+
+    What a run needs from a large spec's fresh index is its compact form (encoded straight from
+    the rows) and a few look-ups; the entries of the operations it never looks at are never made.
+    """
+
+    def __init__(self, rows: Sequence[Row]) -> None:
+        self.rows = tuple(rows)
+        self._entries: dict[int, OperationEntry] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> OperationEntry: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[OperationEntry, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> OperationEntry | tuple[OperationEntry, ...]:
+        if isinstance(i, slice):
+            return tuple(self._at(k) for k in range(*i.indices(len(self.rows))))
+        if i < 0:
+            i += len(self.rows)
+        if not 0 <= i < len(self.rows):
+            raise IndexError("operation index out of range")
+        return self._at(i)
+
+    def __iter__(self) -> Iterator[OperationEntry]:
+        return (self._at(k) for k in range(len(self.rows)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(other) == len(self.rows) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"<RowOperations: {len(self.rows)} operations>"
+
+    def _at(self, k: int) -> OperationEntry:
+        hit = self._entries.get(k)
+        if hit is None:
+            hit = self._entries[k] = row_entry(self.rows[k])
+        return hit
+
+    def by_operation_id(self) -> Mapping[str, list[OperationEntry]]:
+        where: dict[str, list[int]] = {}
+        for k, row in enumerate(self.rows):
+            if row[1]:
+                where.setdefault(row[1], []).append(k)
+        return _Positions(self, where)
+
+    def by_method_path(self) -> Mapping[tuple[str, str], list[OperationEntry]]:
+        where: dict[tuple[str, str], list[int]] = {}
+        for k, row in enumerate(self.rows):
+            seen: list[str] = []
+            for p in (row[3], row[4], *row[5]):
+                if p:
+                    n = normalize_path(p)
+                    if n not in seen:
+                        seen.append(n)
+                        where.setdefault((row[2], n), []).append(k)
+        return _Positions(self, where)
+
+    def requirement_groups(self) -> RequirementGroups:
+        members: dict[Requirements | None, list[int]] = {}
+        for k, row in enumerate(self.rows):
+            members.setdefault(row[6], []).append(k)
+        n = len(self.rows)
+        return tuple((reqs, bitmask(positions, n)) for reqs, positions in members.items())
+
+
+class _Positions(Mapping[_K, list[OperationEntry]]):
+    """A look-up of operation positions, answered with the operations."""
+
+    def __init__(self, ops: RowOperations, where: dict[_K, list[int]]) -> None:
+        self._ops = ops
+        self._where = where
+
+    def __getitem__(self, key: _K) -> list[OperationEntry]:
+        return [self._ops[k] for k in self._where[key]]
+
+    def __iter__(self) -> Iterator[_K]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urljoin, urlsplit
 
 from ..diagnostics import Diagnostic, join_pointer
@@ -50,14 +49,17 @@ from ._doc import (
 from .model import (
     FlowKind,
     OAuthFlow,
-    OperationEntry,
     Requirement,
     Requirements,
+    Row,
+    RowOperations,
     SchemeRequirement,
     SchemeType,
     SecurityScheme,
     SpecIndex,
     SpecKind,
+    entry_row,
+    row_entry,
 )
 from .refs import RefFailure, RefLoader, RefResolver
 
@@ -175,6 +177,12 @@ def _join(base: str, path: str) -> str:
     return base + (path if path.startswith("/") else "/" + path)
 
 
+def _operation_count(item: Mapping[str, Any], methods: tuple[str, ...], spec32: bool) -> int:
+    n = sum(1 for m in methods if m in item)
+    extra = item.get("additionalOperations") if spec32 else None
+    return n + (len(extra) if isinstance(extra, dict) else 0)
+
+
 class _Builder:
     def __init__(
         self, doc: Mapping[str, Any], spec: FetchedSpec, spec_version: str, load_ref: RefLoader | None
@@ -197,6 +205,9 @@ class _Builder:
         self.security_cache: dict[int, tuple[Any, Requirements | None]] = {}
         #: Whether the path item just indexed held a well-formed operation-level `security`.
         self._op_declared = False
+        #: The spec's path items, and how many operations they have given so far (see _refuse_too_many).
+        self._paths: Mapping[str, Any] = {}
+        self._count = 0
 
     # ------------------------------------------------------------------ top level
 
@@ -212,7 +223,7 @@ class _Builder:
         if root_declared:
             root_reqs = self._security(doc["security"], "/security")
 
-        entries: list[OperationEntry] = []
+        entries: list[Row] = []
         pending: list[int] = []  # operations with no security of their own and no root security
         # Only a well-formed declaration says "the writer thought about security here": a malformed one
         # (null, a string ...) is unknown for its own operations and says nothing about the others.
@@ -225,11 +236,18 @@ class _Builder:
             paths = None
         methods = _METHODS_32 if self.spec_version.startswith("3.2") else _METHODS
         spec32 = self.spec_version.startswith("3.2")
-        items = self._count_operations(paths or {}, methods, spec32)
         #: Path items already indexed: one $ref'd by several paths gives each its operations, but its own
         #: findings are reported once (the first time), not once per path that refers to it.
         seen: set[int] = set()
-        for path, item, source, item_ptr in items:
+        paths = paths or {}
+        self._paths = paths
+        for path, raw_item in paths.items():
+            if path.startswith("x-"):
+                continue
+            item_ptr = "/paths/" + path.replace("~", "~0").replace("/", "~1")
+            item, source = self._path_item(path, raw_item, item_ptr)
+            if item is None:
+                continue
             repeat = id(item) in seen
             seen.add(id(item))
             findings, self.diags = self.diags, ([] if repeat else self.diags)
@@ -244,10 +262,12 @@ class _Builder:
         if declared:
             # The spec does declare security, just not for these: they need none.
             for i in pending:
-                entries[i] = replace(entries[i], requirements=(), security_source="none")
+                r = entries[i]
+                entries[i] = (*r[:6], (), "none", *r[8:])
         else:
             self._undeclared_warning()
-        entries = assign_keys(entries, self.diags)
+        if len({r[0] for r in entries}) != len(entries):  # rare: repeated ids, or an id like "GET /path"
+            entries = [entry_row(e) for e in assign_keys([row_entry(r) for r in entries], self.diags)]
         self._flush_scheme_diagnostics()
 
         return SpecIndex(
@@ -258,53 +278,44 @@ class _Builder:
             version=str(info.get("version", "")) if info.get("version") is not None else "",
             spec_version=self.spec_version,
             base_paths=tuple(dict.fromkeys(b for b in all_bases if b)),
-            operations=tuple(entries),
+            operations=RowOperations(entries),
             schemes=tuple(self.schemes.values()),
             security_declared=declared,
             diagnostics=tuple(self.diags),
             extra={"servers": servers} if (servers := self._server_urls()) else {},
         )
 
-    def _count_operations(
-        self, paths: Mapping[str, Any], methods: tuple[str, ...], spec32: bool
-    ) -> list[tuple[str, dict[str, Any], str, str]]:
-        """Resolve every path item and count its operations, before any is indexed.
+    def _refuse_too_many(self, paths: Mapping[str, Any], methods: tuple[str, ...], spec32: bool) -> NoReturn:
+        """Refuse a spec of more than :data:`~ramscope.specs._doc.MAX_OPERATIONS` operations, saying why.
 
         ``$ref`` lets a small spec multiply: P path items referring to one shared item of A operations
-        (OAS 3.2 ``additionalOperations`` has no fixed size) are P x A operations. Past
-        :data:`~ramscope.specs._doc.MAX_OPERATIONS` the spec is refused with a :class:`SpecError`
-        naming the most-shared target, instead of building them.
+        (OAS 3.2 ``additionalOperations`` has no fixed size) are P x A operations. Called as soon as the
+        running count passes the bound, before the item that passes it is built; counts them all, to
+        name the most-shared target.
         """
-        items: list[tuple[str, dict[str, Any], str, str]] = []
         total = 0
         by_ref: dict[str, list[int]] = {}
         for path, raw_item in paths.items():
             if path.startswith("x-"):
                 continue
             item_ptr = "/paths/" + path.replace("~", "~0").replace("/", "~1")
-            item, source = self._path_item(path, raw_item, item_ptr)
+            item, _ = self._path_item(path, raw_item, item_ptr)
             if item is None:
                 continue
-            n = sum(1 for m in methods if m in item)
-            extra = item.get("additionalOperations") if spec32 else None
-            n += len(extra) if isinstance(extra, dict) else 0
+            n = _operation_count(item, methods, spec32)
             total += n
             if isinstance(raw_item, dict) and isinstance(ref := raw_item.get("$ref"), str):
                 counts = by_ref.setdefault(ref, [0, 0])
                 counts[0] += 1
                 counts[1] += n
-            items.append((path, item, source, item_ptr))
-        limit = _doc.MAX_OPERATIONS
-        if total > limit:
-            why = ""
-            if by_ref:
-                ref, (refs, ops) = max(by_ref.items(), key=lambda kv: kv[1][1])
-                why = f" ({ops:,} of them from {refs:,} path items that $ref {ref[:200]!r})"
-            raise SpecError(
-                f"the spec describes {total:,} operations{why}, more than {limit:,} (ramscope's bound per spec); "
-                "it is not indexed"
-            )
-        return items
+        why = ""
+        if by_ref:
+            ref, (refs, ops) = max(by_ref.items(), key=lambda kv: kv[1][1])
+            why = f" ({ops:,} of them from {refs:,} path items that $ref {ref[:200]!r})"
+        raise SpecError(
+            f"the spec describes {total:,} operations{why}, more than {_doc.MAX_OPERATIONS:,} "
+            "(ramscope's bound per spec); it is not indexed"
+        )
 
     def _index_item(
         self,
@@ -318,7 +329,7 @@ class _Builder:
         all_bases: list[str],
         root_declared: bool,
         root_reqs: Requirements | None,
-        entries: list[OperationEntry],
+        entries: list[Row],
         pending: list[int],
     ) -> None:
         """Index one path item's operations into ``entries``; sets ``self._op_declared``."""
@@ -327,12 +338,19 @@ class _Builder:
         if "servers" in item:
             item_bases = self._servers(item["servers"], root_bases, item_ptr + "/servers")
             all_bases.extend(item_bases)
-        ops = [(m, item[m], f"{item_ptr}/{m}") for m in methods if m in item]
+        # (method, operation, its pointer if not the usual item_ptr/method): pointers are made only
+        # when a finding or an unusual place needs one (Graph beta: 22,000 operations).
+        ops: list[tuple[str, Any, str | None]] = [(m, item[m], None) for m in methods if m in item]
         if spec32 and isinstance(item.get("additionalOperations"), dict):
             ops.extend(
                 (m, o, join_pointer(item_ptr, "additionalOperations", m))
                 for m, o in item["additionalOperations"].items()
             )
+        self._count += len(ops)
+        if self._count > _doc.MAX_OPERATIONS:
+            # Refused before this item is built; the full count names the most-shared $ref target.
+            # Counting every spec up front instead would cost a pass over all paths (Graph beta: 0.07 s).
+            self._refuse_too_many(self._paths, methods, spec32)
         item_security = "security" in item
         if item_security and all(isinstance(op, dict) and "security" in op for _, op, _ in ops):
             self.diags.append(
@@ -342,16 +360,17 @@ class _Builder:
                     "every operation here declares its own, which is what counts",
                 )
             )
-        for method, op, op_ptr in ops:
+        for method, op, at in ops:
             if not isinstance(op, dict):
+                op_ptr = at or f"{item_ptr}/{method}"
                 self.diags.append(INVALID_OPERATION(op_ptr, f"{method.upper()} {path}: not an object; skipped"))
                 continue
             bases = item_bases
             if "servers" in op:
-                bases = self._servers(op["servers"], item_bases, op_ptr + "/servers")
+                bases = self._servers(op["servers"], item_bases, f"{at or f'{item_ptr}/{method}'}/servers")
                 all_bases.extend(bases)
             if "security" in op:
-                reqs = self._security(op["security"], op_ptr + "/security")
+                reqs = self._security(op["security"], f"{at or f'{item_ptr}/{method}'}/security")
                 src = "operation" if reqs is not None else "invalid"
                 self._op_declared = self._op_declared or reqs is not None
             elif item_security:
@@ -359,7 +378,7 @@ class _Builder:
                 # operation cannot be told, and inheriting the root's (or "none") could ask too little.
                 self.diags.append(
                     MISPLACED_SECURITY(
-                        op_ptr,
+                        at or f"{item_ptr}/{method}",
                         f"{method.upper()} {path}: `security` on its path item is not OpenAPI "
                         "(only the root and operations declare requirements); this operation declares "
                         "none of its own, so what it needs is unknown",
@@ -371,7 +390,7 @@ class _Builder:
             else:
                 reqs, src = None, "undeclared"
                 pending.append(len(entries))
-            entries.append(self._entry(method.upper(), path, op, op_ptr, bases, reqs, src, source))
+            entries.append(self._row(method, path, op, item_ptr, at, bases, reqs, src, source))
 
     # ------------------------------------------------------------------ path items
 
@@ -406,47 +425,60 @@ class _Builder:
             return None, ""
         return raw, ""
 
-    def _entry(
+    def _row(
         self,
         method: str,
         path: str,
         op: dict[str, Any],
-        ptr: str,
+        item_ptr: str,
+        at: str | None,
         bases: list[str],
         reqs: Requirements | None,
         src: str,
         source: str,
-    ) -> OperationEntry:
+    ) -> Row:
+        """The operation's :data:`~ramscope.specs.model.Row` (``method`` as the spec spells it)."""
+        upper = method.upper()
         op_id = op.get("operationId")
         if op_id is None:
             op_id = ""
         elif not isinstance(op_id, str):
             self.diags.append(
                 INVALID_OPERATION(
-                    join_pointer(ptr, "operationId"), f"{method} {path}: operationId is not a string; ignored"
+                    join_pointer(at or f"{item_ptr}/{method}", "operationId"),
+                    f"{upper} {path}: operationId is not a string; ignored",
                 )
             )
             op_id = ""
-        full = _join(bases[0], path) if bases else path
+        if bases:
+            base = bases[0]
+            full = path if not base else base + (path if path.startswith("/") else "/" + path)
+        else:
+            full = path
         alt: tuple[str, ...] = ()
         if len(bases) > 1:
             alt = tuple(dict.fromkeys(p for b in bases[1:] if (p := _join(b, path)) not in (path, full)))
         summary = op.get("summary")
         description = op.get("description")
-        return OperationEntry(
-            key=op_id or f"{method} {path}",
-            operation_id=op_id,
-            method=method,
-            path=path,
-            full_path=full,
-            alt_paths=alt,
-            requirements=reqs,
-            security_source=src,
-            title=summary if isinstance(summary, str) else "",
-            description=_short(description) if isinstance(description, str) else "",
-            deprecated=op.get("deprecated") is True,
-            extra={"source": source} if source else {},
-            pointer=ptr,
+        if isinstance(description, str):
+            if len(description) > DESCRIPTION_LIMIT:
+                description = _short(description)
+        else:
+            description = ""
+        return (
+            op_id or f"{upper} {path}",
+            op_id,
+            upper,
+            path,
+            full,
+            alt,
+            reqs,
+            src,
+            summary if isinstance(summary, str) else "",
+            description,
+            op.get("deprecated") is True,
+            {"source": source} if source else {},
+            at,  # None: the usual place (see Row); OAS 3.2 additionalOperations are elsewhere
         )
 
     # ------------------------------------------------------------------ servers

@@ -302,12 +302,20 @@ class SpecStore:
             )
         return self._once(memo_key, lambda: self._get_document(url, kind_hint))
 
-    def prefetch(self, urls: Iterable[tuple[str, SpecKind | None]]) -> dict[str, FetchedSpec | FetchError]:
+    def prefetch(
+        self,
+        urls: Iterable[tuple[str, SpecKind | None]],
+        *,
+        on_ready: Callable[[str, SpecKind | None], object] | None = None,
+    ) -> dict[str, FetchedSpec | FetchError]:
         """Fetch many specs concurrently (``settings.jobs`` threads), each URL once.
 
         Failures are returned, not raised. Keyed by URL as given; a URL given
         with two kinds keeps the last result (both are fetched, and ``get``
-        returns either from the memo).
+        returns either from the memo). ``on_ready(url, kind)`` is called in the
+        calling thread as each spec arrives, while the others are still being
+        fetched: the engine indexes it then (issue 17: a small spec's index is
+        built while a large one downloads).
         """
         todo = list(dict.fromkeys(urls))
         results: dict[str, FetchedSpec | FetchError] = {}
@@ -338,23 +346,43 @@ class SpecStore:
             # What the cache answers is answered here: a worker thread would open its own
             # SQLite connection to the cache (a few ms each), only to read a few rows.
             rest: list[tuple[str, SpecKind | None]] = []
+            answered: list[tuple[str, SpecKind | None]] = []
             for item in todo:
                 cached = self._cached_only(*item)
                 if cached is None:
                     rest.append(item)
                 else:
                     results[item[0]] = cached
+                    answered.append(item)
                     advance()
             if self.settings.jobs <= 1 or len(rest) <= 1:
                 for item in rest:
                     results[item[0]] = one(item)
+                    answered.append(item)
                     advance()
             else:
                 # Daemon worker threads (see _concurrently): an interrupted run exits at once.
-                for item, result in _concurrently(one, rest, min(self.settings.jobs, len(rest))):
+                fetching = _concurrently(one, rest, min(self.settings.jobs, len(rest)))
+                # What the cache answered is handed over while the rest download.
+                for item in answered:
+                    self._ready(on_ready, item, results[item[0]])
+                answered = []
+                for item, result in fetching:
                     results[item[0]] = result
                     advance()
+                    self._ready(on_ready, item, result)
+            for item in answered:
+                self._ready(on_ready, item, results[item[0]])
         return {item[0]: results[item[0]] for item in todo}
+
+    @staticmethod
+    def _ready(
+        on_ready: Callable[[str, SpecKind | None], object] | None,
+        item: tuple[str, SpecKind | None],
+        result: FetchedSpec | FetchError,
+    ) -> None:
+        if on_ready is not None and not isinstance(result, FetchError):
+            on_ready(*item)
 
     def _cached_only(self, url: str, kind_hint: SpecKind | None) -> FetchedSpec | None:
         """``get(url)`` if the cache alone answers it (and nothing else is fetching it), else ``None``."""
@@ -1114,11 +1142,17 @@ def _concurrently(fn: Callable[[_T], _R], items: Sequence[_T], jobs: int) -> Ite
 
     for i in range(jobs):
         threading.Thread(target=worker, name=f"ramscope-fetch-{i}", daemon=True).start()
-    for _ in range(len(items)):
-        item, ok, value = done.get()
-        if not ok:
-            raise value
-        yield item, value
+
+    # The workers start now, not when the results are first asked for: the caller has other
+    # work to do while they run.
+    def results() -> Iterator[tuple[_T, _R]]:
+        for _ in range(len(items)):
+            item, ok, value = done.get()
+            if not ok:
+                raise value
+            yield item, value
+
+    return results()
 
 
 #: Request extension where :func:`_note_location` leaves a response's raw Location.
