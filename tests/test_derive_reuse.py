@@ -312,7 +312,7 @@ def test_a_reused_reports_findings_keep_their_line_and_column_without_reading_th
         raise AssertionError("read again")
 
     monkeypatch.setattr(DERIVE.CardRun, "run", no)  # reused, not derived
-    monkeypatch.setattr(sys.modules["ramscope.cli"], "load_card", no)  # nor the card read for positions
+    monkeypatch.setattr(sys.modules["ramscope.card"], "load_card", no)  # nor the card read for positions
     assert main([*common, *map(str, cards)]) == 3
     assert capsys.readouterr() == derived
 
