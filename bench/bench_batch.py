@@ -11,10 +11,7 @@ a random operation of a random spec, with a random identity and necessity. A poi
 * warm: the cache holds every spec and index, and the report of each card (each batch derived
   once before the runs): an unchanged batch, as a registry re-deriving its cards meets it, whose
   reports are reused (``ramscope.reuse``);
-* derived: the same, with ``--no-reuse --jobs 1``: every card derived from the cached specs and
-  indexes, in one process;
-* pooled (the base and top points): ``--no-reuse --jobs 2``: the cards of each chunk split
-  between two processes (``ramscope.derive.pool``; the specs fetched and loaded by the first);
+* derived: the same, with ``--no-reuse``: every card derived from the cached specs and indexes;
 * cold: an empty cache, so the specs the cards touch are fetched, parsed and indexed.
 
 The targets: time grows with the unique specs, not with the cards (10,000 warm cards in under
@@ -27,7 +24,6 @@ the largest spec parsed (the memory benchmark's factor), and the cold 10,000-car
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import sys
@@ -83,8 +79,6 @@ FULL_POINTS = (1, 10, 100, 1_000, 10_000)
 QUICK_POINTS = (1, 10, 100)
 HOLD = "import sys, orjson\nwith open(sys.argv[1], 'rb') as f:\n    doc = orjson.loads(f.read())\n"
 SEED = 4
-#: Processes of the pooled runs (``--jobs``): this machine's two cores.
-POOL_JOBS = 2
 
 
 def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
@@ -136,9 +130,7 @@ def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
     fns: dict[str, Any] = {"hold": lambda: run_process([sys.executable, "-c", HOLD, str(largest)])}
     for n in points:
         fns[f"warm{n}"] = lambda n=n: _derive(warm_cache, dirs[n])
-        fns[f"derived{n}"] = lambda n=n: _derive(warm_cache, dirs[n], "--no-reuse", "--jobs", "1")
-        if n in (base_n, top):
-            fns[f"pooled{n}"] = lambda n=n: _derive(warm_cache, dirs[n], "--no-reuse", "--jobs", str(POOL_JOBS))
+        fns[f"derived{n}"] = lambda n=n: _derive(warm_cache, dirs[n], "--no-reuse")
         fns[f"cold{n}"] = lambda n=n: cold(n)
     runs = interleaved(fns, ctx.runs, warmup=False)
     shutil.rmtree(warm_cache, ignore_errors=True)
@@ -184,27 +176,6 @@ def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
     time_ratio = s[f"warm{top}"]["median_s"] / s[f"warm{base_n}"]["median_s"]
     derived_ratio = s[f"derived{top}"]["median_s"] / s[f"derived{base_n}"]["median_s"]
     derived_ms = (s[f"derived{top}"]["median_s"] - s[f"derived{base_n}"]["median_s"]) / (top - base_n) * 1000
-    pooled_ratio = s[f"pooled{top}"]["median_s"] / s[f"pooled{base_n}"]["median_s"]
-    pooled_ms = (s[f"pooled{top}"]["median_s"] - s[f"pooled{base_n}"]["median_s"]) / (top - base_n) * 1000
-    speedup = s[f"derived{top}"]["median_s"] / s[f"pooled{top}"]["median_s"]
-    print(
-        table(
-            f"4. batch, every card derived (--no-reuse): one process against {POOL_JOBS} (median of {ctx.runs}; "
-            f"{_cpus()} usable CPUs, shared with other work)",
-            ["cards", "--jobs 1 s", "vs " + str(base_n), f"--jobs {POOL_JOBS} s", "vs " + str(base_n), "speed-up"],
-            [
-                [
-                    f"{n:,}",
-                    f"{s[f'derived{n}']['median_s']:.3f}",
-                    f"{s[f'derived{n}']['median_s'] / s[f'derived{base_n}']['median_s']:.2f}",
-                    f"{s[f'pooled{n}']['median_s']:.3f}",
-                    f"{s[f'pooled{n}']['median_s'] / s[f'pooled{base_n}']['median_s']:.2f}",
-                    f"{s[f'derived{n}']['median_s'] / s[f'pooled{n}']['median_s']:.2f}",
-                ]
-                for n in (base_n, top)
-            ],
-        )
-    )
     warm_rss_ratio = s[f"warm{top}"]["median_rss_mb"] / s[f"warm{base_n}"]["median_rss_mb"]
     cold_rss_ratio = s[f"cold{top}"]["median_rss_mb"] / s[f"cold{base_n}"]["median_rss_mb"]
     peak = max(max(s[f"{k}{n}"]["median_rss_mb"] for k in ("cold", "warm", "derived")) for n in points)
@@ -226,15 +197,6 @@ def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
         "warm_time_ratio": time_ratio,
         "derived_time_ratio": derived_ratio,
         "derived_ms_per_extra_card": derived_ms,
-        "pooled": {
-            "jobs": POOL_JOBS,
-            "usable_cpus": _cpus(),
-            "points": {str(n): s[f"pooled{n}"] for n in (base_n, top)},
-            "time_ratio": pooled_ratio,
-            "ms_per_extra_card": pooled_ms,
-            "speedup_over_jobs_1": speedup,
-            "speedup_per_process": speedup / POOL_JOBS,
-        },
         "warm_ms_per_extra_card": per_card_ms,
         "warm_rss_ratio": warm_rss_ratio,
         "cold_rss_ratio": cold_rss_ratio,
@@ -252,27 +214,11 @@ def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
         ),
         Target(
             "4 batch",
-            f"warm {top:,} cards / warm {base_n} cards, time, every card derived (--no-reuse --jobs 1)",
+            f"warm {top:,} cards / warm {base_n} cards, time, every card derived (--no-reuse)",
             derived_ratio,
             "< 10",
             derived_ratio < 10,
             f"{derived_ms:.2f} ms per extra card{quick}",
-        ),
-        Target(
-            "4 batch",
-            f"warm {top:,} cards / warm {base_n} cards, time, every card derived (--no-reuse --jobs {POOL_JOBS})",
-            pooled_ratio,
-            "< 10",
-            pooled_ratio < 10,
-            f"{pooled_ms:.2f} ms per extra card{quick}",
-        ),
-        Target(
-            "4 batch",
-            f"{top:,} cards derived, --jobs 1 / --jobs {POOL_JOBS}, time",
-            speedup,
-            "report",
-            None,
-            f"{speedup / POOL_JOBS:.2f} per process; {_cpus()} usable CPUs, shared{quick}",
         ),
         Target(
             "4 batch",
@@ -292,13 +238,6 @@ def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
         ),
     ]
     return section, targets
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _derive(cache: Path, what: Path, *extra: str) -> Run:

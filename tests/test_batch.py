@@ -1,6 +1,6 @@
 """Batches: ``ramscope derive DIR`` derives many cards sharing specs, and each card's report is the
-report that card gets derived alone (whatever cards came before it, however the batch is split
-over worker processes), in card order, with an unreadable card said in its place.
+report that card gets derived alone (whatever cards came before it), in card order, with an
+unreadable card said in its place.
 
 Real documents: Discovery documents from google-api-python-client's bundle (Google's universe
 joins their grant spaces; kgsearch's one method needs no scope, so a card using only it has no
@@ -10,7 +10,6 @@ says), served on loopback.
 
 from __future__ import annotations
 
-import os
 import random
 import sys
 from collections.abc import Callable, Iterator
@@ -21,8 +20,7 @@ import orjson
 import pytest
 
 from ramscope import Settings
-from ramscope.cli import main
-from ramscope.derive import Engine, pool
+from ramscope.derive import Engine
 from ramscope.errors import InputError
 from tests.support.httpserver import LocalHTTPServer
 
@@ -173,120 +171,3 @@ def test_each_report_of_a_batch_is_the_card_derived_alone(
     assert any(r["providers"]["catalogs"] for r in reports)
     assert {"spec-unavailable", "operation-not-found"} <= reasons
     assert any(not r["providers"]["universes"] for r in reports)
-
-
-# --------------------------------------------------------------------------- --jobs: worker processes
-
-
-@pytest.fixture
-def forking(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers for small batches, whatever this machine's CPUs (the pool's rule is tested apart)."""
-    if not hasattr(os, "fork") or sys.platform != "linux":
-        pytest.skip("the pool forks on Linux only")
-    monkeypatch.setattr(pool, "MIN_CARDS_PER_WORKER", 4)
-    monkeypatch.setattr(pool, "room", lambda: 8)
-
-
-def _cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["--cache-dir", str(tmp_path / "cache"), "--allow-private-network", "--no-progress", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_jobs_gives_the_output_of_one_process(
-    batch: Callable[[int], tuple[Path, list[Path]]],
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    forking: None,
-) -> None:
-    d, paths = batch(40)
-    (d / "card020b.json").write_text('{"resources": [')  # unreadable, between card020 and card021
-    _cli(tmp_path, capsys, "derive", "--no-reuse", str(d))  # fills the cache
-    one = _cli(tmp_path, capsys, "derive", "--no-reuse", "--jobs", "1", str(d))
-    forks = []
-    real_fork = os.fork
-
-    def counting_fork() -> int:
-        pid = real_fork()
-        if pid:
-            forks.append(pid)
-        return pid
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pool.os, "fork", counting_fork)
-        many = _cli(tmp_path, capsys, "derive", "--no-reuse", "--jobs", "3", str(d))
-    assert forks, "no worker was started"
-    assert many == one
-    code, out, err = one
-    assert code == 2  # the unreadable card
-    assert len(out.splitlines()) == 40
-    sources = [orjson.loads(line)["card"]["source"] for line in out.splitlines()]
-    assert sources == [str(p) for p in paths]
-    assert "card020b.json:1:16: invalid JSON" in err  # said (as its chunk is read), the others derived
-
-
-def test_a_card_a_worker_cannot_derive_is_derived_by_the_parent(
-    batch: Callable[[int], tuple[Path, list[Path]]],
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    forking: None,
-) -> None:
-    """A worker has no spec store (an A2A agent's specs are met only while deriving): a card that
-    wants it is handed back, as is every card of a worker that dies."""
-    d, _ = batch(24)
-    _cli(tmp_path, capsys, "derive", "--no-reuse", str(d))
-    one = _cli(tmp_path, capsys, "derive", "--no-reuse", "--jobs", "1", str(d))
-    parent = os.getpid()
-    real_load = Engine.load
-
-    def load(self: Engine, url: str, kind: Any) -> Any:
-        if os.getpid() != parent and url.endswith("/gmail.json"):
-            self.store.get(url)  # what a spec not loaded before the fork would do
-        return real_load(self, url, kind)
-
-    monkeypatch.setattr(Engine, "load", load)
-    assert _cli(tmp_path, capsys, "derive", "--no-reuse", "--jobs", "3", str(d)) == one
-
-    def dies(*args: Any, **kwargs: Any) -> bytes:
-        os._exit(1)
-
-    monkeypatch.setattr(pool.pickle, "dumps", dies)
-    assert _cli(tmp_path, capsys, "derive", "--no-reuse", "--jobs", "3", str(d)) == one
-
-
-def test_reports_derived_by_workers_are_stored_and_reused(
-    batch: Callable[[int], tuple[Path, list[Path]]],
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    forking: None,
-) -> None:
-    d, _ = batch(24)
-    _cli(tmp_path, capsys, "derive", "--no-reuse", str(d))  # the specs cached, no report stored
-    first = _cli(tmp_path, capsys, "derive", "--jobs", "3", str(d))  # derived (in workers), stored
-    derived: list[str] = []
-    real_run = DERIVE.CardRun.run
-
-    def run(self: Any) -> Any:
-        derived.append(self.card.source)
-        return real_run(self)
-
-    monkeypatch.setattr(DERIVE.CardRun, "run", run)
-    again = _cli(tmp_path, capsys, "derive", "--jobs", "1", str(d))
-    assert again == first
-    assert derived == []  # every report was stored by the first run, whichever process derived it
-
-
-def test_how_many_workers(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert pool.workers_for(1, 10_000, 8) == 1  # --jobs 1 never forks
-    assert pool.workers_for(8, pool.MIN_CARDS_PER_WORKER - 1, 8) == 1  # too few cards to share
-    if sys.platform == "linux":
-        assert pool.workers_for(8, 10_000, 8) == 8
-        assert pool.workers_for(2, 10_000, 8) == 2
-        assert pool.workers_for(8, 10_000, 3) == 3
-    # Room: this process, and one per CPU the load leaves idle.
-    monkeypatch.setattr(pool, "usable_cpus", lambda: 4)
-    for load, expected in ((0.0, 4), (1.0, 4), (1.5, 3), (3.2, 1), (9.0, 1)):
-        monkeypatch.setattr(pool.os, "getloadavg", lambda load=load: (load, load, load))
-        assert pool.room() == expected

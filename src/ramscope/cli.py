@@ -184,13 +184,7 @@ def _add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> N
         metavar="N",
         help="largest spec accepted, after decompression (default 64 MiB)",
     )
-    g.add_argument(
-        "--jobs",
-        type=_positive_int,
-        default=d(8),
-        metavar="N",
-        help="concurrent fetches; for derive of many cards, also the most processes deriving them (default 8)",
-    )
+    g.add_argument("--jobs", type=_positive_int, default=d(8), metavar="N", help="concurrent fetches (default 8)")
     g.add_argument(
         "--cache-ttl",
         type=_positive_float,
@@ -448,12 +442,6 @@ def _say_findings(args: argparse.Namespace, report: Report | StoredReport, *, po
         return
     from .outputs.diagnostics import diagnostic_line, findings, is_failing
 
-    at = getattr(report, "findings_at", None)  # derived in a worker process (--jobs): positions found there
-    if at is not None:
-        for f, pos in at:
-            if args.verbose or is_failing(f):
-                sys.stderr.write(diagnostic_line(f.source or report.card_source, pos, f) + "\n")
-        return
     shown = [f for f in findings(report) if args.verbose or is_failing(f)]
     if not shown:
         return

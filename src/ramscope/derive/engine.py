@@ -38,7 +38,6 @@ from ..specs import load_index
 from ..specs.model import SpecIndex, SpecKind
 from ..store import SpecStore
 from ..store.model import FetchedSpec
-from . import pool
 from .run import CardRun
 from .state import spec_urls
 
@@ -115,8 +114,6 @@ class Engine:
         #: (spec URL, sha256) -> the catalog serving its servers, if any.
         self._catalogs: dict[tuple[str, str], Catalog | None] = {}
         self._enriched: dict[tuple[str, str, str], SpecIndex] = {}
-        #: Processes the machine has room for (derive_files' workers), asked once per run.
-        self._room: int | None = None
         #: id() of the cards of the chunk being derived, whose fetches derive_files planned.
         self._planned: set[int] = set()
 
@@ -180,14 +177,7 @@ class Engine:
             self.prefetch(urls)
             # Their derivations need not plan the same fetches again (~0.1 ms a card).
             self._planned = {id(c) for c in cards}
-            if self._room is None and self.settings.jobs > 1 and len(cards) >= 2 * pool.MIN_CARDS_PER_WORKER:
-                self._room = pool.room()  # once: the run's own workers raise the load it reads
-            workers = pool.workers_for(self.settings.jobs, len(cards), self._room or 1)
-            derived = iter(
-                pool.derive_pooled(self, cards, urls, workers, self._derive_stored)
-                if workers > 1
-                else map(self._derive_stored, cards)
-            )
+            derived = map(self._derive_stored, cards)
             # Stored a chunk at a time, in one cache transaction (one per report cost ~0.3 ms each).
             to_store: list[tuple[str, bytes]] = []
             to_locate: list[tuple[str, bytes]] = []
@@ -212,20 +202,6 @@ class Engine:
     def _derive_stored(self, card: Card) -> tuple[Report, tuple[str, bytes] | None]:
         report = self.derive(card)
         return report, self._stored_form(card, report)
-
-    def preload(self, urls: Iterable[tuple[str, SpecKind | None]]) -> None:
-        """Load (prefetched) everything a chunk's derivations read from the store first: the specs
-        the cards name (``urls``) and their grant machinery, the permission universes. Then workers
-        forked from this engine need no store for them (:mod:`.pool`)."""
-        for url, kind in dict.fromkeys(urls):
-            loaded = self.load(url, kind)
-            if loaded.index is not None:
-                self.grants(loaded.index)
-        for server in providers.UNIVERSES:
-            self.universe(server)
-        if self._reusing() or self.settings.reuse:
-            self._key("", "")  # the run key reads the refreshed universes' versions from the store
-        self._touched = set()
 
     def _reusing(self) -> bool:
         s = self.settings
@@ -448,11 +424,7 @@ class LocatedReport(StoredReport):
 
 
 def _positions_json(card: Card, report: Report | StoredReport) -> bytes:
-    at = getattr(report, "findings_at", None)  # derived in a worker: found there
-    if at is not None:
-        pairs = ((f.path, pos) for f, pos in at if f.source is None)
-    else:
-        pairs = ((f.path, card.position(f.path)) for f in findings(report) if f.source is None)
+    pairs = ((f.path, card.position(f.path)) for f in findings(report) if f.source is None)
     return orjson.dumps({path: pos for path, pos in pairs if pos is not None})
 
 
