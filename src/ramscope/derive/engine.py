@@ -32,6 +32,7 @@ from ..privilege import (
     SpecGrants,
     UniverseJoin,
 )
+from ..providers.authserver import scheme_server
 from ..providers.catalog import Catalog
 from ..providers.universe import Universe, UniverseError
 from ..specs import load_index
@@ -302,7 +303,7 @@ class Engine:
             self._prefetched.update(todo)
             # Each spec is indexed as it arrives, while the others still download (the index is
             # what every access needs next; load() keeps it, and its error, for them).
-            self.store.prefetch(todo, on_ready=self.load)
+            self.store.prefetch(todo, on_ready=self._arrived)
 
     # ------------------------------------------------------------------ internals
 
@@ -329,6 +330,25 @@ class Engine:
             loaded.fetched.release_body()  # indexed: read back from the cache if ever needed again
         self._loaded[key] = loaded
         return loaded
+
+    def _arrived(self, url: str, kind: SpecKind | None) -> None:
+        """A prefetched spec: indexed, and what its accesses will ask of the providers made ready.
+
+        Called as each spec arrives, while the others still download: the permission universe of
+        each authorization server its schemes name, and (a spec that declares no security) the
+        catalog serving its servers, decoded with the parts a derivation reads. All is kept for
+        the accesses that need them; in a run that has nothing left to wait for, it is work they
+        would do a moment later.
+        """
+        index = self.load(url, kind).index
+        if index is None:
+            return
+        for server in sorted({s for s in map(scheme_server, index.schemes) if s in providers.UNIVERSES}):
+            self.universe(server)
+        if not index.security_declared:
+            cat = self._serving(index)
+            if cat is not None:
+                _ = cat.schemes, cat.universe
 
     def grants(self, index: SpecIndex) -> SpecGrants:
         # A catalog's enriched index has the spec's URL and sha256, and more schemes: keyed by URL
@@ -398,6 +418,10 @@ class Engine:
             return None
         if named:
             return providers.catalog(named)
+        return self._serving(index)
+
+    def _serving(self, index: SpecIndex) -> Catalog | None:
+        """The catalog serving the spec's servers, if any."""
         key = (index.url, index.sha256)
         if key not in self._catalogs:
             # Per spec, not per access: normalising and matching every server is ~0.3 ms.
