@@ -157,7 +157,7 @@ class Engine:
                 read.append((data, label, hashlib.sha256(data).hexdigest()))
             entries = [self._entry(item[1], item[2]) if item is not None else None for item in read]
             # The specs the stored reports depend on, asked for together (a stale one is revalidated).
-            self.prefetch((url, kind) for e in entries if e is not None for url, kind, _ in e.deps)
+            self.prefetch(((url, kind) for e in entries if e is not None for url, kind, _ in e.deps), derive=False)
             found: list[Report | StoredReport | Card | None] = []
             for item, entry in zip(read, entries, strict=True):
                 if item is None:
@@ -295,7 +295,10 @@ class Engine:
             for card in chunk:
                 yield self.derive(card)
 
-    def prefetch(self, urls: Iterable[tuple[str, SpecKind | None]]) -> None:
+    def prefetch(self, urls: Iterable[tuple[str, SpecKind | None]], *, derive: bool = True) -> None:
+        """Fetch these specs (each once per run), concurrently. ``derive``: cards are about to be
+        derived from them, so each is indexed, and its providers made ready, as it arrives;
+        otherwise (the specs stored reports depend on, to check) they are only fetched."""
         todo = sorted(
             {u for u in urls if u not in self._loaded and u not in self._prefetched}, key=lambda u: (u[0], str(u[1]))
         )
@@ -303,7 +306,7 @@ class Engine:
             self._prefetched.update(todo)
             # Each spec is indexed as it arrives, while the others still download (the index is
             # what every access needs next; load() keeps it, and its error, for them).
-            self.store.prefetch(todo, on_ready=self._arrived)
+            self.store.prefetch(todo, on_ready=self._arrived if derive else None)
 
     # ------------------------------------------------------------------ internals
 
