@@ -378,11 +378,19 @@ def _run_schema(args: argparse.Namespace) -> int:
 
 
 def _engine(args: argparse.Namespace) -> Engine:
+    import gc
+
     from .derive import Engine
     from .policy import Policy, load_policy
 
     policy = load_policy(args.policy) if args.policy else Policy()
-    return Engine(settings_from_args(args), policy=policy)
+    engine = Engine(settings_from_args(args), policy=policy)
+    # What is alive now (the modules, their classes and functions: most of the objects the collector
+    # tracks) lives as long as the process: leave it out of every collection. Measured on a cold
+    # derive of four large specs, the collections walking it cost 0.1 s of 1.5 s (issue 17). Only
+    # in ramscope's own process: the library leaves the collector alone.
+    gc.freeze()
+    return engine
 
 
 class _Derived:
@@ -1105,8 +1113,21 @@ def _without_httpx_cli() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line. ``argv`` given (a call from another program, a test), the objects
+    :func:`_engine` froze are handed back to the collector afterwards; otherwise the process is
+    ramscope's, and about to exit."""
+    if argv is not None:
+        try:
+            return _main(list(argv))
+        finally:
+            import gc
+
+            gc.unfreeze()
+    return _main(sys.argv[1:])
+
+
+def _main(argv: list[str]) -> int:
     _without_httpx_cli()
-    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     if args.record and args.cassette is None:
