@@ -112,3 +112,21 @@ def test_governance_names_are_there_and_derive_does_not_load_its_rules() -> None
     loaded = _modules_after("import ramscope.governance.skills")
     assert "ramscope.governance.check" not in loaded
     assert "ramscope.governance.rules" not in loaded
+
+
+def test_the_program_exits_with_the_commands_code_and_its_output_flushed(tmp_path: Path) -> None:
+    """``run()`` (the console script, ``python -m ramscope``) ends the process without the
+    interpreter's teardown: the exit code and everything written must still come out."""
+    missing = tmp_path / "missing.json"
+    code = f"import sys\nsys.argv = ['ramscope', 'validate', {str(missing)!r}]\nfrom ramscope.cli import run\nrun()"
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "no such file" in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "ramscope", "validate", "--format", "json", str(EXAMPLE)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0
+    assert json.loads(done.stdout)  # all of it: the last line is flushed before the process ends
