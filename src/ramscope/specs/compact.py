@@ -40,7 +40,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate, chain
-from typing import Any, overload
+from typing import Any
 
 import orjson
 
@@ -439,32 +439,6 @@ class CompactOperations(OperationTable):
 
     def __len__(self) -> int:
         return self._n
-
-    @overload
-    def __getitem__(self, i: int) -> OperationEntry: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> tuple[OperationEntry, ...]: ...
-
-    def __getitem__(self, i: int | slice) -> OperationEntry | tuple[OperationEntry, ...]:
-        if isinstance(i, slice):
-            return tuple(self._at(k) for k in range(*i.indices(self._n)))
-        if i < 0:
-            i += self._n
-        if not 0 <= i < self._n:
-            raise IndexError("operation index out of range")
-        return self._at(i)
-
-    def __iter__(self) -> Iterator[OperationEntry]:
-        return (self._at(k) for k in range(self._n))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=True))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
 
     def __repr__(self) -> str:
         return f"<CompactOperations: {self._n} operations, {len(self._decoded)} decoded>"

@@ -186,6 +186,13 @@ class OperationTable(Sequence[OperationEntry]):
     """
 
     @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def _at(self, k: int) -> OperationEntry:
+        """Operation ``k`` (0 <= k < len), made when first asked for."""
+
+    @abstractmethod
     def by_operation_id(self) -> Mapping[str, list[OperationEntry]]: ...
 
     @abstractmethod
@@ -193,6 +200,33 @@ class OperationTable(Sequence[OperationEntry]):
 
     @abstractmethod
     def requirement_groups(self) -> RequirementGroups: ...
+
+    @overload
+    def __getitem__(self, i: int) -> OperationEntry: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[OperationEntry, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> OperationEntry | tuple[OperationEntry, ...]:
+        n = len(self)
+        if isinstance(i, slice):
+            return tuple(self._at(k) for k in range(*i.indices(n)))
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("operation index out of range")
+        return self._at(i)
+
+    def __iter__(self) -> Iterator[OperationEntry]:
+        return (self._at(k) for k in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
 
 
 #: An operation as a builder holds it: :class:`OperationEntry`'s fields, in order, in a plain tuple
@@ -244,32 +278,6 @@ class RowOperations(OperationTable):
 
     def __len__(self) -> int:
         return len(self.rows)
-
-    @overload
-    def __getitem__(self, i: int) -> OperationEntry: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> tuple[OperationEntry, ...]: ...
-
-    def __getitem__(self, i: int | slice) -> OperationEntry | tuple[OperationEntry, ...]:
-        if isinstance(i, slice):
-            return tuple(self._at(k) for k in range(*i.indices(len(self.rows))))
-        if i < 0:
-            i += len(self.rows)
-        if not 0 <= i < len(self.rows):
-            raise IndexError("operation index out of range")
-        return self._at(i)
-
-    def __iter__(self) -> Iterator[OperationEntry]:
-        return (self._at(k) for k in range(len(self.rows)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(other) == len(self.rows) and all(a == b for a, b in zip(self, other, strict=True))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
 
     def __repr__(self) -> str:
         return f"<RowOperations: {len(self.rows)} operations>"

@@ -25,7 +25,7 @@ indexing costs a small fraction of parsing the JSON.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NoReturn
 from urllib.parse import urljoin, urlsplit
 
@@ -241,13 +241,7 @@ class _Builder:
         seen: set[int] = set()
         paths = paths or {}
         self._paths = paths
-        for path, raw_item in paths.items():
-            if path.startswith("x-"):
-                continue
-            item_ptr = "/paths/" + path.replace("~", "~0").replace("/", "~1")
-            item, source = self._path_item(path, raw_item, item_ptr)
-            if item is None:
-                continue
+        for path, _, item_ptr, item, source in self._items(paths):
             repeat = id(item) in seen
             seen.add(id(item))
             findings, self.diags = self.diags, ([] if repeat else self.diags)
@@ -285,6 +279,17 @@ class _Builder:
             extra={"servers": servers} if (servers := self._server_urls()) else {},
         )
 
+    def _items(self, paths: Mapping[str, Any]) -> Iterator[tuple[str, Any, str, dict[str, Any], str]]:
+        """(path, item as written, its pointer, the item with its $ref followed, where it came from)
+        of every path item that can be read (the others are diagnosed by :meth:`_path_item`)."""
+        for path, raw_item in paths.items():
+            if path.startswith("x-"):
+                continue
+            item_ptr = "/paths/" + path.replace("~", "~0").replace("/", "~1")
+            item, source = self._path_item(path, raw_item, item_ptr)
+            if item is not None:
+                yield path, raw_item, item_ptr, item, source
+
     def _refuse_too_many(self, paths: Mapping[str, Any], methods: tuple[str, ...], spec32: bool) -> NoReturn:
         """Refuse a spec of more than :data:`~ramscope.specs._doc.MAX_OPERATIONS` operations, saying why.
 
@@ -295,13 +300,7 @@ class _Builder:
         """
         total = 0
         by_ref: dict[str, list[int]] = {}
-        for path, raw_item in paths.items():
-            if path.startswith("x-"):
-                continue
-            item_ptr = "/paths/" + path.replace("~", "~0").replace("/", "~1")
-            item, _ = self._path_item(path, raw_item, item_ptr)
-            if item is None:
-                continue
+        for _, raw_item, _, item, _ in self._items(paths):
             n = _operation_count(item, methods, spec32)
             total += n
             if isinstance(raw_item, dict) and isinstance(ref := raw_item.get("$ref"), str):
