@@ -251,14 +251,6 @@ class Engine:
 
     def _stored_form(self, card: Card, report: Report) -> tuple[str, bytes] | None:
         """(key, entry) to store this report under, or ``None`` when it is not to be stored."""
-        asked = self.stored_deps(report)
-        if asked is None:
-            return None
-        return self.finish_stored(card.source, card.sha256, report.exit_code, report.to_json(), asked)
-
-    def stored_deps(self, report: Report) -> tuple[tuple[str, SpecKind | None], ...] | None:
-        """The specs the derivation of ``report`` (the last card derived) read, to store it under;
-        ``None`` when it is not to be stored."""
         if not self.settings.reuse:
             return None
         try:
@@ -267,14 +259,9 @@ class Engine:
             return None  # a value orjson refuses (an integer beyond 64 bits): not stored, derived each time
         if len(data) > reuse.MAX_STORED_BYTES:
             return None
-        return tuple({a for key in self._touched for a in self._loaded[key].asked})
-
-    def finish_stored(
-        self, source: str, sha256: str, exit_code: int, data: bytes, asked: Iterable[tuple[str, SpecKind | None]]
-    ) -> tuple[str, bytes]:
-        """(key, entry) of a report whose derivation read the specs ``asked``."""
+        asked = {a for key in self._touched for a in self._loaded[key].asked}
         deps = [(url, kind, self._state(url, kind)) for url, kind in asked]
-        return self._key(source, sha256), reuse.encode(exit_code, deps, data)
+        return self._key(card.source, card.sha256), reuse.encode(report.exit_code, deps, data)
 
     def _state(self, url: str, kind: SpecKind | None) -> str:
         state = self._states.get((url, kind))
