@@ -298,21 +298,12 @@ class RowOperations(OperationTable):
     def by_method_path(self) -> Mapping[tuple[str, str], list[OperationEntry]]:
         where: dict[tuple[str, str], list[int]] = {}
         for k, row in enumerate(self.rows):
-            seen: list[str] = []
-            for p in (row[3], row[4], *row[5]):
-                if p:
-                    n = normalize_path(p)
-                    if n not in seen:
-                        seen.append(n)
-                        where.setdefault((row[2], n), []).append(k)
+            for n in spellings(row[3], row[4], row[5]):
+                where.setdefault((row[2], n), []).append(k)
         return _Positions(self, where)
 
     def requirement_groups(self) -> RequirementGroups:
-        members: dict[Requirements | None, list[int]] = {}
-        for k, row in enumerate(self.rows):
-            members.setdefault(row[6], []).append(k)
-        n = len(self.rows)
-        return tuple((reqs, bitmask(positions, n)) for reqs, positions in members.items())
+        return group_requirements([row[6] for row in self.rows])
 
 
 class _Positions(Mapping[_K, list[OperationEntry]]):
@@ -391,11 +382,7 @@ class SpecIndex:
         of their positions: all a grant-set computation needs, without touching each operation."""
         if isinstance(self.operations, OperationTable):
             return self.operations.requirement_groups()
-        members: dict[Requirements | None, list[int]] = {}
-        for i, op in enumerate(self.operations):
-            members.setdefault(op.requirements, []).append(i)
-        n = len(self.operations)
-        return tuple((reqs, bitmask(positions, n)) for reqs, positions in members.items())
+        return group_requirements([op.requirements for op in self.operations])
 
     def operation(self, key: str) -> OperationEntry | None:
         return next((op for op in self.operations if op.key == key), None)
@@ -481,13 +468,27 @@ def bitmask(positions: Iterable[int], n: int) -> int:
 
 def path_spellings(op: OperationEntry) -> list[str]:
     """The distinct normalised spellings of an operation's path (as written, with base path, alternatives)."""
+    return spellings(op.path, op.full_path, op.alt_paths)
+
+
+def spellings(path: str, full_path: str, alt_paths: Iterable[str]) -> list[str]:
+    """:func:`path_spellings` of an operation given by its path fields (a :data:`Row`'s, say)."""
     seen: list[str] = []
-    for p in (op.path, op.full_path, *op.alt_paths):
+    for p in (path, full_path, *alt_paths):
         if p:
             n = normalize_path(p)
             if n not in seen:
                 seen.append(n)
     return seen
+
+
+def group_requirements(reqs: Sequence[Requirements | None]) -> RequirementGroups:
+    """Operations (given by their requirements, in order) grouped by equal requirements, in order
+    of first appearance, each with the bitmask of its positions."""
+    members: dict[Requirements | None, list[int]] = {}
+    for i, r in enumerate(reqs):
+        members.setdefault(r, []).append(i)
+    return tuple((r, bitmask(positions, len(reqs))) for r, positions in members.items())
 
 
 # --------------------------------------------------------------------------- codec helpers
