@@ -441,18 +441,17 @@ class GrantSpace:
     Operations are bits of one integer: each universe's operations first, then each spec's. A
     spec operation that a universe also knows (same server, same operation id) takes the
     universe's bit, so it is counted once; its alternatives from the spec are added to that bit.
-    The universes' part is a :class:`UniverseJoin`, given when the caller keeps one for them.
+    The universes' part is a :class:`UniverseJoin`: ``join``, when the caller keeps one for them
+    (then ``universes`` is not given), else one made of ``universes``.
     """
 
     def __init__(
         self, specs: Sequence[SpecGrants], universes: Sequence[Universe] = (), *, join: UniverseJoin | None = None
     ) -> None:
-        if (
-            join is None
-            or len(join.universes) != len(universes)
-            or any(a is not b for a, b in zip(join.universes, universes, strict=True))
-        ):
+        if join is None:
             join = UniverseJoin(universes)
+        elif universes:
+            raise ValueError("give the universes or their join, not both")
         self._join = join
         self.specs = tuple(specs)
         self.universes = join.universes

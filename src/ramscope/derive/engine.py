@@ -390,7 +390,7 @@ class Engine:
                 # Cards of a batch rarely share all their specs: kept unbounded, spaces were most of
                 # a large batch's memory, and one is now cheap to build (its universes are joined).
                 self._spaces.clear()
-            sp = self._spaces[key] = GrantSpace(ordered, join.universes, join=join)
+            sp = self._spaces[key] = GrantSpace(ordered, join=join)
         return sp
 
     def enriched(self, index: SpecIndex, cat: Catalog) -> SpecIndex:
