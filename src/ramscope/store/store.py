@@ -20,6 +20,7 @@ all, so no code path can open a socket.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import queue
 import re
 import threading
@@ -346,43 +347,26 @@ class SpecStore:
             # What the cache answers is answered here: a worker thread would open its own
             # SQLite connection to the cache (a few ms each), only to read a few rows.
             rest: list[tuple[str, SpecKind | None]] = []
-            answered: list[tuple[str, SpecKind | None]] = []
+            cached: list[tuple[tuple[str, SpecKind | None], FetchedSpec]] = []
             for item in todo:
-                cached = self._cached_only(*item)
-                if cached is None:
+                spec = self._cached_only(*item)
+                if spec is None:
                     rest.append(item)
                 else:
-                    results[item[0]] = cached
-                    answered.append(item)
-                    advance()
+                    cached.append((item, spec))
+            fetching: Iterator[tuple[tuple[str, SpecKind | None], FetchedSpec | FetchError]]
             if self.settings.jobs <= 1 or len(rest) <= 1:
-                for item in rest:
-                    results[item[0]] = one(item)
-                    answered.append(item)
-                    advance()
+                fetching = ((item, one(item)) for item in rest)  # one at a time, as they are asked for
             else:
-                # Daemon worker threads (see _concurrently): an interrupted run exits at once.
+                # Daemon worker threads (see _concurrently): an interrupted run exits at once. They
+                # start now: what the cache answered is handed over while the rest download.
                 fetching = _concurrently(one, rest, min(self.settings.jobs, len(rest)))
-                # What the cache answered is handed over while the rest download.
-                for item in answered:
-                    self._ready(on_ready, item, results[item[0]])
-                answered = []
-                for item, result in fetching:
-                    results[item[0]] = result
-                    advance()
-                    self._ready(on_ready, item, result)
-            for item in answered:
-                self._ready(on_ready, item, results[item[0]])
+            for item, result in itertools.chain(cached, fetching):
+                results[item[0]] = result
+                advance()
+                if on_ready is not None and not isinstance(result, FetchError):
+                    on_ready(*item)
         return {item[0]: results[item[0]] for item in todo}
-
-    @staticmethod
-    def _ready(
-        on_ready: Callable[[str, SpecKind | None], object] | None,
-        item: tuple[str, SpecKind | None],
-        result: FetchedSpec | FetchError,
-    ) -> None:
-        if on_ready is not None and not isinstance(result, FetchError):
-            on_ready(*item)
 
     def _cached_only(self, url: str, kind_hint: SpecKind | None) -> FetchedSpec | None:
         """``get(url)`` if the cache alone answers it (and nothing else is fetching it), else ``None``."""
