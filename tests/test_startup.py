@@ -130,3 +130,16 @@ def test_the_program_exits_with_the_commands_code_and_its_output_flushed(tmp_pat
     )
     assert done.returncode == 0
     assert json.loads(done.stdout)  # all of it: the last line is flushed before the process ends
+
+
+def test_every_module_declaring_rules_is_imported_by_all_rules() -> None:
+    """all_rules() imports the stages that declare rules (the package no longer imports them)."""
+    from ramscope import diagnostics
+
+    src = Path(ramscope.__file__).parent
+    declaring = {
+        "ramscope." + ".".join(p.relative_to(src).with_suffix("").parts)
+        for p in src.rglob("*.py")
+        if "= rule(" in p.read_text(encoding="utf-8")
+    }
+    assert declaring == set(diagnostics._RULE_MODULES)
