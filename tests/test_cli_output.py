@@ -180,3 +180,45 @@ def test_the_policy_and_the_cassette_are_never_overwritten(tmp_path: Path, capsy
     assert main([*args, "derive", str(CARD), "-o", str(policy)]) == 2
     assert "is an input of this run" in capsys.readouterr().err
     assert policy.read_bytes() == (ROOT / "examples" / "travel-agent.policy.toml").read_bytes()
+
+
+class _FullDisk:
+    """A stdout whose writes fail as on a full disk."""
+
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("argv", [["derive", str(CARD)], ["validate", "--format", "json", str(CARD)]], ids=" ".join)
+def test_stdout_that_cannot_be_written_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", _FullDisk())
+    assert _run(tmp_path, *argv) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.strip().splitlines()[-1]
+        == "ramscope: error: could not write the output: [Errno 28] No space left on device"
+    )
+    assert "Traceback" not in err
+
+
+def test_the_program_says_so_when_its_last_output_cannot_be_flushed(tmp_path: Path) -> None:
+    """Buffered output that fails only when flushed at the end: exit 120 (as Python's own), one line."""
+    code = (
+        "import io, sys\n"
+        "class Full(io.TextIOBase):\n"
+        "    def write(self, s): return len(s)\n"
+        "    def flush(self): raise OSError(28, 'No space left on device')\n"
+        "sys.stdout = Full()\n"
+        f"sys.argv = ['ramscope', 'validate', {str(CARD)!r}]\n"
+        "from ramscope.cli import run\n"
+        "run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.returncode == 120
+    assert done.stderr.strip() == "ramscope: error: could not write the output: [Errno 28] No space left on device"

@@ -55,7 +55,7 @@ EXIT_RULES_FAILED = 5
 EXIT_CODES_HELP = """exit codes:
   0  success
   1  the card is invalid (its errors are printed on stderr)
-  2  usage error, or an input file that cannot be read
+  2  usage error, an input file that cannot be read, or an output that cannot be written
   3  derivation incomplete: some access's permissions are unknown (the report is still written)
   4  (diff) the new card needs permissions the old one did not, or adds another risk
      (a dropped confirmation, a new third-party data egress, a new identity)
@@ -1142,11 +1142,16 @@ def _exit(code: int) -> NoReturn:
     stdout and stderr are still buffered: flushed here, and a failure to flush is the exit code
     Python itself gives for it (120).
     """
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            code = code or 120
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:
+        code = code or 120
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"ramscope: error: could not write the output: {exc}\n")
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        code = code or 120
     os._exit(code)
 
 
@@ -1174,6 +1179,10 @@ def _main(argv: list[str]) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    except OSError as exc:
+        # Writing the output failed (a full disk, a device refusing it): a file given with -o says
+        # so as an OutputError, stdout the same way.
+        return _fail(f"could not write the output: {exc}")
     return code
 
 
