@@ -339,14 +339,6 @@ def _prefixable(path: str, normalized: bytes) -> bool:
     return path.startswith("/") and path == path.strip() and normalized != b"/"
 
 
-def _file(table: dict[int, list[int]], h: int, position: int) -> None:
-    filed = table.get(h)
-    if filed is None:
-        table[h] = [position]
-    elif filed[-1] != position:
-        filed.append(position)
-
-
 def _pack_table(table: dict[int, list[int]], little: bool) -> bytes:
     """A hash table (see the module docstring): hashes sorted, positions in the same order."""
     order = sorted(table)

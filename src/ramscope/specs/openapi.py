@@ -449,11 +449,7 @@ class _Builder:
                 )
             )
             op_id = ""
-        if bases:
-            base = bases[0]
-            full = path if not base else base + (path if path.startswith("/") else "/" + path)
-        else:
-            full = path
+        full = _join(bases[0], path) if bases else path
         alt: tuple[str, ...] = ()
         if len(bases) > 1:
             alt = tuple(dict.fromkeys(p for b in bases[1:] if (p := _join(b, path)) not in (path, full)))
