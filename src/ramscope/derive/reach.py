@@ -75,7 +75,7 @@ def _classify(alt: Alternative, reach_of: ReachOf, operation_id: str, opted: Cal
         principal = Principal.ADMIN
     # A permission with limits (no bodies, no content) narrows like a slice: offered while one without does the job.
     slices = tuple(r for r in reaches if (r.slice or r.limits) and not r.satisfied(operation_id) and not opted(r.scope))
-    inside = any(r.slice and r.satisfied(operation_id) for r in reaches)
+    inside = any(r.slice and (r.satisfied(operation_id) or opted(r.scope)) for r in reaches)
     # Anonymous access needs nothing: lowest of all. A key or a certificate says nothing of its level.
     rank = -1 if not alt.atoms else max((r.level.rank for r in reaches), default=Level.UNKNOWN.rank)
     return _Class(alt, reaches, principal, slices, any(r.deprecated for r in reaches), rank, inside)
@@ -139,7 +139,7 @@ def rank_by_reach(
             set_aside.append((k.alt, f"a {_level_name(k.rank)} permission, where a {_level_name(low)} one is listed"))
         elif inside and not k.inside:
             set_aside.append(
-                (k.alt, "reaches all the data, where a permission confined to what the operation creates does the job")
+                (k.alt, "reaches all the data, where a permission confined to the operation's own slice does the job")
             )
         else:
             eligible.append(k.alt)
