@@ -4,6 +4,22 @@ Every command is a thin call into the library API; nothing here decides what a
 permission is. Exit codes (``docs/cli.md``): 0 success, 1 invalid card,
 2 usage error or unreadable input, 3 derivation incomplete, 4 (diff) new
 permissions or other new risks, 5 (check) an error-severity rule failed.
+
+The commands come in groups, one module each (``card``, ``derive``, ``governance``,
+``providers``); what they share is in ``_common``. To add a group:
+
+1. write ``cli/<group>.py`` ending in ``COMMANDS: list[Command] = [Command(name, help,
+   configure, run), ...]``: ``configure(parser)`` adds the command's arguments (the global
+   options are added for it), ``run(args)`` does the work and returns the exit code;
+2. add ``"<group>"`` to :data:`GROUPS` below (and the names to :data:`HELP_ORDER` to place
+   them in ``--help``; unlisted commands come last).
+
+A group module imports only argparse, the standard library's cheapest modules and ``_common``
+at its top; everything else is imported inside ``configure``/``run``, so that ``ramscope
+--version`` and ``validate`` start without the rest (issue 17, tests/test_startup.py). Use the
+helpers of ``_common`` (``open_engine``, ``output``/``emit``, ``say_findings``, ``fail``, the
+``EXIT_*`` codes) rather than writing to stdout or exiting on your own; add each command to
+docs/cli.md (tests/test_docs.py checks that every command is there).
 """
 
 from __future__ import annotations

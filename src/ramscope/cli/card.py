@@ -7,11 +7,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
-
-if TYPE_CHECKING:
-    pass
-
-
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
@@ -21,6 +16,10 @@ from ._common import (
     format_option,
     write_json,
 )
+
+if TYPE_CHECKING:
+    pass
+
 
 # --------------------------------------------------------------------------- validate
 

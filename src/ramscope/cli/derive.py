@@ -11,13 +11,6 @@ from typing import TYPE_CHECKING
 
 from .._text import for_terminal
 from ..errors import InputError
-
-if TYPE_CHECKING:
-    from ..card import Card
-    from ..diagnostics import Severity
-    from ..outputs.report import Report, StoredReport
-
-
 from ._common import (
     EXIT_INCOMPLETE,
     EXIT_INVALID,
@@ -39,6 +32,12 @@ from ._common import (
     say_findings,
     settings_from_args,
 )
+
+if TYPE_CHECKING:
+    from ..card import Card
+    from ..diagnostics import Severity
+    from ..outputs.report import Report, StoredReport
+
 
 # --------------------------------------------------------------------------- fetch
 

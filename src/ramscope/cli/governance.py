@@ -13,13 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import for_terminal
 from ..errors import InputError
-
-if TYPE_CHECKING:
-    from ..derive import Engine
-    from ..governance.locate import Locator
-    from ..outputs.report import Report, StoredReport
-
-
 from ._common import (
     EXIT_DIFF_NEW_PERMISSIONS,
     EXIT_INCOMPLETE,
@@ -35,6 +28,11 @@ from ._common import (
     output_target,
     say_findings,
 )
+
+if TYPE_CHECKING:
+    from ..derive import Engine
+    from ..governance.locate import Locator
+    from ..outputs.report import Report, StoredReport
 
 
 def _configure_diff(p: argparse.ArgumentParser) -> None:

@@ -7,17 +7,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .._text import for_terminal
-
-if TYPE_CHECKING:
-    pass
-
-
 from ._common import (
     EXIT_OK,
     Command,
     open_engine,
     write_json,
 )
+
+if TYPE_CHECKING:
+    pass
 
 
 def _configure_universe(p: argparse.ArgumentParser) -> None:
