@@ -36,7 +36,9 @@ from ._common import (
 if TYPE_CHECKING:
     from ..card import Card
     from ..diagnostics import Severity
+    from ..outputs.fetch import FetchRow
     from ..outputs.report import Report, StoredReport
+    from ..store import FetchOutcome
 
 
 # --------------------------------------------------------------------------- fetch
@@ -78,7 +80,7 @@ def _run_fetch(args: argparse.Namespace) -> int:
     )
     failed = [o for o in outcomes if not o.ok]
     if args.quiet == 0 or failed:
-        render_fetch_table(outcomes, console, failures_only=args.quiet > 0)
+        render_fetch_table([_fetch_row(o) for o in outcomes], console, failures_only=args.quiet > 0)
     if args.verbose:
         for d in diagnostics:
             sys.stderr.write(f"ramscope: {d.severity.value}: {for_terminal(d.message)} [{d.code}]\n")
@@ -90,6 +92,19 @@ def _run_fetch(args: argparse.Namespace) -> int:
         sys.stderr.write(f"ramscope: {len(failed)} of {len(outcomes)} specs could not be fetched\n")
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def _fetch_row(outcome: FetchOutcome) -> FetchRow:
+    """What the table shows of one outcome, in plain values (the rendering does not know the store)."""
+    from ..outputs.fetch import STATUS_NOTES, FetchRow
+
+    url, kind, spec, err = outcome.ref.url, outcome.ref.protocol_name, outcome.spec, outcome.error
+    if spec is not None:
+        notes = tuple(n for n in STATUS_NOTES if spec.provenance.get(n))
+        return FetchRow(url, kind, fetched=True, size=spec.size, origin=spec.origin.value, notes=notes)
+    if err is None:
+        return FetchRow(url, kind, fetched=False)
+    return FetchRow(url, kind, fetched=False, error_code=err.code, error_detail=err.detail)
 
 
 # --------------------------------------------------------------------------- derive family
