@@ -3,7 +3,8 @@
 A report's access record already holds the answer, spread over several fields (docs/report.md):
 the chosen scopes and how they were chosen (``choice``), every alternative the spec allows with its
 grant set (``alternatives``), the alternatives that tied or could not be compared (``choice.rivals``),
-what the choice also authorizes (``blast_radius``, and ``reach`` where the report has it), and where
+what the choice reaches (``choice.reach``: level, principal, data slice; ``choice.narrower``: slice
+alternatives offered beside it; ``blast_radius``: the operations it also opens), and where
 the requirements came from (``requirements_source``, ``target.security_source``, the spec). This
 gathers them per access, for a person (or a coding agent) asking "why this permission?".
 """
@@ -55,8 +56,12 @@ def _one(a: Mapping[str, Any], specs: Mapping[Any, Mapping[str, Any]]) -> dict[s
         "alternatives": a.get("alternatives") or [],
         "rivals": choice.get("rivals") or [],
         "reach": {
+            # Each chosen scope's class (level, principal, data slice, condition, limits, source).
+            "chosen": choice.get("reach"),
+            # Slice alternatives offered beside the pick, with their conditions.
+            "narrower": choice.get("narrower") or [],
+            "fallback": choice.get("fallback"),
             "blast_radius": a.get("blast_radius"),
-            **({"reach": a["reach"]} if "reach" in a else {}),
         },
         "source": {
             "requirements_source": a.get("requirements_source"),
@@ -99,6 +104,11 @@ def _why(a: Mapping[str, Any], choice: Mapping[str, Any]) -> str:
     if choice and choice.get("ambiguous"):
         rivals = [", ".join(r.get("scopes") or []) for r in choice.get("rivals") or [] if isinstance(r, Mapping)]
         text += f"; ambiguous: rivals {'; '.join(rivals)}" if rivals else "; ambiguous"
+    narrower = [", ".join(x.get("scopes") or []) for x in choice.get("narrower") or [] if isinstance(x, Mapping)]
+    if narrower:
+        text += f"; narrower if their conditions hold: {'; '.join(narrower)}"
+    if choice and choice.get("fallback"):
+        text += f"; taken from alternatives normally set aside ({choice['fallback']})"
     if a.get("policy"):
         text += "; a policy changed the choice"
     return text
