@@ -76,7 +76,6 @@ def _missing(exc: ImportError) -> int:
 
 
 def _service(args: argparse.Namespace) -> Service:
-    import dataclasses
     import gc
 
     from ..policy import Policy, load_policy
@@ -84,8 +83,7 @@ def _service(args: argparse.Namespace) -> Service:
     from ._common import settings_from_args
 
     policy = load_policy(args.policy) if args.policy else Policy()
-    # No progress bars: the terminal is not a user watching one run (and stdout is MCP's channel).
-    settings = dataclasses.replace(settings_from_args(args), progress=False)
+    settings = settings_from_args(args)  # (the service turns progress bars off: stdout is MCP's channel)
     limits = ServiceLimits(max_body_bytes=args.max_body_bytes, deadline=args.deadline)
     service = Service(settings, policy, limits=limits, workers=args.workers)
     service.warm()

@@ -4,6 +4,7 @@ thread and turns every way it can fail into a :class:`~.operations.Refusal`."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import traceback
 from collections.abc import Callable
@@ -36,7 +37,8 @@ class Service:
         if settings.record:
             # Recording writes its cassette when a run ends; a resident process has no such end.
             raise ValueError("the service cannot record a cassette; record with the CLI")
-        self.settings = settings
+        # No progress bars: derivations run in worker threads, for clients far from this terminal.
+        self.settings = settings = dataclasses.replace(settings, progress=False)
         self.policy = policy or Policy()
         self.limits = limits or ServiceLimits()
         self.pool = EnginePool(

@@ -169,6 +169,8 @@ async def _read_in_roots(path: str, ctx: Context, limits: ServiceLimits) -> byte
     real = Path(os.path.realpath(given))
     if not any(real == root or root in real.parents for root in roots):
         raise ToolError(f"{path} is outside the roots the client granted")
+    if not real.is_file():  # a directory, a device, a FIFO (whose open would wait for a writer)
+        raise ToolError(f"{path} is not a regular file")
     try:
         data, _label = read_bytes(real, max_bytes=limits.max_body_bytes)
     except InputError as exc:

@@ -21,6 +21,7 @@ for the next requests; the old one closes when its last request is done) when:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -102,6 +103,7 @@ class EnginePool:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ramscope-derive")
         #: Created on first use, in the event loop that serves the requests.
         self._slots: asyncio.Semaphore | None = None
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         #: Generations retired so far (the health endpoint says it).
         self.retired = 0
@@ -169,10 +171,11 @@ class EnginePool:
         past it, :class:`DeadlineExceeded` is raised here while the thread finishes on its own and
         then gives its worker back (a thread cannot be stopped; each fetch has its own timeouts).
         """
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.workers)
-        slots = self._slots
         loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots_loop is not loop:
+            # An asyncio semaphore belongs to one event loop (a library user may run several in turn).
+            self._slots, self._slots_loop = asyncio.Semaphore(self.workers), loop
+        slots = self._slots
         until = loop.time() + deadline
         try:
             await asyncio.wait_for(slots.acquire(), timeout=max(until - loop.time(), 0.0))
@@ -183,7 +186,9 @@ class EnginePool:
             try:
                 return self.call(work)
             finally:
-                loop.call_soon_threadsafe(slots.release)
+                # The loop may be gone by then (a request past its deadline, the server shut down).
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(slots.release)
 
         try:
             future = loop.run_in_executor(self._executor, job)
