@@ -13,6 +13,7 @@ from ramscope.specs import SpecKind, build_index, detect_kind
 from ramscope.specs.graphql import (
     MAX_NESTING,
     SHOPIFY_SCHEME,
+    looks_like_sdl,
     parse_sdl,
     read_introspection,
     read_required_access,
@@ -193,6 +194,20 @@ def test_sdl_without_root_type_elsewhere_is_not_graphql() -> None:
     """``scalar Date`` alone, at a URL that says nothing, is not taken for a GraphQL schema."""
     with pytest.raises(SpecError, match="unsupported spec"):
         detect_kind(b"scalar Date\n", "text/plain")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "scalar X\n" + "\n" * 65_000,
+        "scalar X\n" + " \t\n" * 20_000,
+        "#\n" * 30_000 + " " * 5_000,
+        "type Query" + " " * 65_000,
+    ],
+)
+def test_recognising_sdl_is_linear_in_the_head(head: str) -> None:
+    """Blank lines after a definition are not rescanned from every line start (once quadratic: minutes)."""
+    assert looks_like_sdl(head) is ("Query" in head)
 
 
 def test_sdl_reader_reads_extensions_and_deprecation() -> None:

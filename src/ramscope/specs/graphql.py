@@ -73,9 +73,10 @@ __all__ = [
     "read_required_access",
 ]
 
-#: GitHub's public SDL is 1.3 MB, Linear's 1.3 MB, Shopify Admin's introspection 30 MB as JSON.
-MAX_SDL_BYTES = 64 * 1024 * 1024
-MAX_SDL_TOKENS = 10_000_000
+#: GitHub's public SDL is 1.3 MB, Linear's 1.3 MB (about 200,000 tokens, read in 1.8 s); Shopify Admin's
+#: introspection is 11 MB of JSON (read by orjson, not by this reader).
+MAX_SDL_BYTES = 32 * 1024 * 1024
+MAX_SDL_TOKENS = 5_000_000
 MAX_TYPES = 100_000
 MAX_FIELDS = 1_000_000
 #: Bracket nesting (argument defaults, directive arguments) the skipper follows.
@@ -214,10 +215,15 @@ _TOKEN = re.compile(
 _KEYWORDS = ("schema", "type", "interface", "input", "enum", "union", "scalar", "directive", "extend")
 #: What SDL opens with: comments, then a description or a definition keyword (``type Query {``).
 _SDL_HEAD = re.compile(
-    r'\A(?:\s*#[^\n]*\n)*\s*(?:"|(?:extend\s+)?(?:schema\s*[{@]|(?:type|interface|input|enum|union|scalar)\s+'
-    r"[_A-Za-z][_0-9A-Za-z]*\s*(?:[{@=]|implements\b|\n|$))|directive\s+@)"
+    r'\A(?:[ \t\r\n]*#[^\n]*\n)*[ \t\r\n]*(?:"|(?:extend[ \t]+)?(?:schema\s*[{@]|'
+    r"(?:type|interface|input|enum|union|scalar)[ \t]+[_A-Za-z][_0-9A-Za-z]*[ \t]*(?:[{@=\r\n]|implements\b|$))|"
+    r"directive[ \t]+@)"
 )
-_SDL_ROOT = re.compile(r"(?m)^\s*(?:extend\s+)?(?:schema\s*\{|type\s+(?:Query|Mutation|Subscription|QueryRoot)\b)")
+#: Horizontal space only before the keyword: ``^\s*`` would let every line start rescan the blank lines
+#: after it (quadratic; a head of newlines took minutes).
+_SDL_ROOT = re.compile(
+    r"(?m)^[ \t]*(?:extend[ \t]+)?(?:schema\s*\{|type[ \t]+(?:Query|Mutation|Subscription|QueryRoot)\b)"
+)
 _SDL_EXT = (".graphql", ".graphqls", ".gql", ".sdl")
 
 

@@ -111,7 +111,8 @@ _ROUTE = re.compile(
     r"\((?P<types>(?:[^()]|\([^()]*\)){0,2000})\)\s*(?P<rest>.*)$"
 )
 _DEPRECATED = re.compile(r"deprecated(?:\s+by\s+(?P<by>[A-Za-z_][A-Za-z0-9_/]*(?::[0-9]{1,4})?))?\s*$")
-_ATTR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+#: Matched against a stripped line, so the value needs no lazy match before trailing space (quadratic).
+_ATTR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*(.*)")
 #: The first meaningful line of a Stone file: its namespace (comments and blank lines before it).
 _HEAD = re.compile(r"\A(?:[ \t]*#[^\n]*\n|[ \t]*\r?\n)*namespace[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*(?:\r?\n|\Z)")
 
