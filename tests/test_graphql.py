@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ramscope.errors import SpecError
+from ramscope.resolve import Target, Unresolved, resolve
 from ramscope.specs import SpecKind, build_index, detect_kind
 from ramscope.specs.graphql import (
     MAX_NESTING,
@@ -19,7 +20,7 @@ from ramscope.specs.graphql import (
     read_required_access,
 )
 from ramscope.specs.model import SchemeRequirement
-from tests._specs import FIXTURES, make_spec
+from tests._specs import FIXTURES, make_spec, rest_operation
 
 SHOPIFY = FIXTURES / "graphql" / "shopify-admin-2026-10.trimmed.json"
 LINEAR = FIXTURES / "graphql" / "linear-schema.trimmed.graphql"
@@ -287,3 +288,74 @@ def test_required_access_reader_never_crashes(text: str, role: str) -> None:
     for alt in reading.alternatives or ():
         assert alt
         assert all(s.startswith(("read_", "write_", "unauthenticated_")) for s in alt)
+
+
+def _resolve(sdl: str, op_id: str, method: str = "", path: str = "") -> Target | Unresolved:
+    ix = build_index(make_spec(sdl, "https://x.test/schema.graphql", media_type="text/plain"))
+    resource, op = rest_operation(op_id, method, path)
+    return resolve(resource, op, ix)
+
+
+_TWO_ROOTS = "schema { query: Root mutation: Mut }\ntype Root { both: Int only: Int }\ntype Mut { both: Int }\n"
+
+
+@pytest.mark.parametrize(
+    ("op_id", "key"),
+    [
+        ("Query.only", "Query.only"),
+        ("Root.only", "Query.only"),
+        ("only", "Query.only"),
+        ("Mutation.both", "Mutation.both"),
+    ],
+)
+def test_resolving_a_root_field(op_id: str, key: str) -> None:
+    """A root field is found by role, by the schema's own root type name, or by its bare name when unique."""
+    found = _resolve(_TWO_ROOTS, op_id)
+    assert isinstance(found, Target)
+    assert (found.entry.key, found.matched_by) == (key, "operation_id")
+
+
+def test_a_bare_name_in_two_roots_is_ambiguous() -> None:
+    """``both`` is a query and a mutation: the resolver lists them, it does not pick."""
+    found = _resolve(_TWO_ROOTS, "both")
+    assert isinstance(found, Unresolved)
+    assert (found.reason, found.suggestions) == (
+        "ambiguous-operation",
+        ("Query.both (POST /graphql)", "Mutation.both (POST /graphql)"),
+    )
+
+
+def test_an_unknown_field_is_not_found_with_suggestions() -> None:
+    found = _resolve(_TWO_ROOTS, "Query.onyl")
+    assert isinstance(found, Unresolved)
+    assert found.reason == "operation-not-found"
+    assert found.suggestions[0] == "Query.only (POST /graphql)"
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                ["__schema", "data", "types", "name", "fields", "type", "ofType", "kind", "queryType", "requiredAccess"]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_introspection_reader_never_crashes(doc: object) -> None:
+    """Any JSON value either reads as a schema or raises SpecError; names that come back are GraphQL names."""
+    try:
+        schema = read_introspection(doc)
+    except SpecError:
+        return
+    for name, t in schema.types.items():
+        assert name == t.name
+        assert all(f.name.isidentifier() for f in t.fields)

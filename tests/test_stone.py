@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ramscope.errors import SpecError
+from ramscope.resolve import Target, resolve
 from ramscope.specs import SpecKind, build_index, detect_kind
 from ramscope.specs.model import SchemeRequirement, SchemeType
 from ramscope.specs.stone import APP_SCHEME, TEAM_SCHEME, USER_SCHEME, parse_stone
-from tests._specs import FIXTURES, make_spec
+from tests._specs import FIXTURES, make_spec, rest_operation
 
 STONE = FIXTURES / "stone"
 BASE = "https://raw.githubusercontent.com/dropbox/dropbox-api-spec/main/"
@@ -133,3 +134,22 @@ def test_reader_never_crashes(text: str) -> None:
     except SpecError:
         return
     assert len(doc.routes) <= text.count("route")
+
+
+@pytest.mark.parametrize(
+    ("op_id", "method", "path", "key", "matched_by"),
+    [
+        ("files/copy:2", "", "", "files/copy:2", "operation_id"),
+        ("files/copy_v2", "", "", "files/copy:2", "operation_id"),
+        ("", "POST", "/2/files/copy_v2", "files/copy:2", "path_method"),
+        ("", "POST", "/files/download", "files/download", "path_method"),
+        ("", "POST", "https://content.dropboxapi.com/2/files/download", "files/download", "path_method"),
+    ],
+)
+def test_resolving_a_route(op_id: str, method: str, path: str, key: str, matched_by: str) -> None:
+    """A route is found by namespace/name (either version spelling) or by POST and its URL path."""
+    ix = _index("files.trimmed.stone")
+    resource, op = rest_operation(op_id, method, path)
+    found = resolve(resource, op, ix)
+    assert isinstance(found, Target)
+    assert (found.entry.key, found.matched_by) == (key, matched_by)
