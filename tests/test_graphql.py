@@ -359,3 +359,34 @@ def test_introspection_reader_never_crashes(doc: object) -> None:
     for name, t in schema.types.items():
         assert name == t.name
         assert all(f.name.isidentifier() for f in t.fields)
+
+
+def test_customer_account_api_has_its_own_scheme_and_endpoint() -> None:
+    """customer_ scopes mark Shopify's Customer Account API: a customer's authorization code, its own endpoint."""
+    doc = {
+        "data": {
+            "__schema": {
+                "queryType": {"name": "QueryRoot"},
+                "types": [
+                    {
+                        "kind": "OBJECT",
+                        "name": "QueryRoot",
+                        "fields": [
+                            {
+                                "name": "order",
+                                "type": {"kind": "OBJECT", "name": "Order"},
+                                "requiredAccess": "`customer_read_orders` access scope.",
+                            }
+                        ],
+                    }
+                ],
+            }
+        }
+    }
+    ix = build_index(make_spec(doc))
+    op = ix.operation("Query.order")
+    assert op is not None
+    assert op.requirements == _alts(("customer_read_orders",), scheme="shopify_customer_account")
+    assert op.path == "/customer/api/{api_version}/graphql"
+    (scheme,) = ix.schemes
+    assert [f.kind.value for f in scheme.flows] == ["authorizationCode"]

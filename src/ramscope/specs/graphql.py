@@ -466,7 +466,9 @@ def parse_sdl(text: str) -> GqlSchema:
 
 # --------------------------------------------------------------------------- requiredAccess
 
-_SHOPIFY_SCOPE = re.compile(r"(?:unauthenticated_)?(?:read|write)_[a-z0-9_]{1,80}")
+#: Admin API scopes (``read_orders``), Storefront's (``unauthenticated_read_...``), the Customer Account API's
+#: (``customer_read_orders``).
+_SHOPIFY_SCOPE = re.compile(r"(?:unauthenticated_|customer_)?(?:read|write)_[a-z0-9_]{1,80}")
 _CLAUSE_TOKEN = re.compile(r"`([^`\n]{1,120})`|(\()|(\))|(,)|([A-Za-z_]+)|(\S)")
 #: Words that carry no meaning in a scope clause ("Apps must have `x` access scope", "`x` is required").
 _FILLER = frozenset(
@@ -678,8 +680,31 @@ SHOPIFY_AUTHORIZE = "https://{shop}.myshopify.com/admin/oauth/authorize"
 SHOPIFY_TOKEN = "https://{shop}.myshopify.com/admin/oauth/access_token"
 
 
-def _shopify_scheme(scopes: list[str]) -> SecurityScheme:
+SHOPIFY_CUSTOMER_SCHEME = "shopify_customer_account"
+SHOPIFY_CUSTOMER_ENDPOINT = "/customer/api/{api_version}/graphql"
+SHOPIFY_CUSTOMER_AUTHORIZE = "https://shopify.com/authentication/{shop_id}/oauth/authorize"
+SHOPIFY_CUSTOMER_TOKEN = "https://shopify.com/authentication/{shop_id}/oauth/token"
+
+
+def _shopify_scheme(scopes: list[str], *, customer: bool) -> SecurityScheme:
     listed = tuple((s, "") for s in sorted(set(scopes)))
+    if customer:
+        # The Customer Account API acts for a signed-in customer only (authorization code with PKCE).
+        return SecurityScheme(
+            SHOPIFY_CUSTOMER_SCHEME,
+            SchemeType.OAUTH2,
+            "Shopify Customer Account API: a customer's delegated token (authorization code); "
+            "https://shopify.dev/docs/api/customer",
+            flows=(
+                OAuthFlow(
+                    FlowKind.AUTHORIZATION_CODE,
+                    authorization_url=SHOPIFY_CUSTOMER_AUTHORIZE,
+                    token_url=SHOPIFY_CUSTOMER_TOKEN,
+                    scopes=listed,
+                ),
+            ),
+            namespace="https://shopify.com/customer-account-api",
+        )
     return SecurityScheme(
         SHOPIFY_SCHEME,
         SchemeType.OAUTH2,
@@ -745,8 +770,18 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
     diags: list[Diagnostic] = []
     url = spec.final_url or spec.url
     has_access = any(t.required_access or any(f.required_access for f in t.fields) for t in schema.types.values())
+    # The Customer Account API's requiredAccess names customer_ scopes; its endpoint and OAuth server are its own.
+    customer = has_access and any(
+        "`customer_read_" in x or "`customer_write_" in x
+        for t in schema.types.values()
+        for x in (t.required_access, *(f.required_access for f in t.fields))
+    )
+    shopify_scheme = SHOPIFY_CUSTOMER_SCHEME if customer else SHOPIFY_SCHEME
     catalog = None if has_access else catalog_for(url)
-    endpoint = SHOPIFY_ENDPOINT if has_access else (catalog.endpoint if catalog else "/graphql")
+    if has_access:
+        endpoint = SHOPIFY_CUSTOMER_ENDPOINT if customer else SHOPIFY_ENDPOINT
+    else:
+        endpoint = catalog.endpoint if catalog else "/graphql"
     entries: list[OperationEntry] = []
     silent: list[tuple[str, str]] = []
     shopify_scopes: list[str] = []
@@ -784,7 +819,7 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
                         )
                         source = where
                     else:
-                        reqs = _reqs(SHOPIFY_SCHEME, reading.alternatives)
+                        reqs = _reqs(shopify_scheme, reading.alternatives)
                         shopify_scopes.extend(s for a in reading.alternatives for s in a)
                         source = where
                 else:
@@ -837,11 +872,11 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
             )
     schemes: tuple[SecurityScheme, ...] = ()
     if has_access and shopify_scopes:
-        schemes = (_shopify_scheme(shopify_scopes),)
+        schemes = (_shopify_scheme(shopify_scopes, customer=customer),)
     elif catalog is not None:
         schemes = (catalog.scheme,)
     title = (
-        "Shopify Admin API (GraphQL)"
+        ("Shopify Customer Account API (GraphQL)" if customer else "Shopify Admin API (GraphQL)")
         if has_access
         else (f"{catalog.name} GraphQL API" if catalog else (schema.description[:200] or "GraphQL schema"))
     )
