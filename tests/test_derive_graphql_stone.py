@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from ramscope import Settings
 from ramscope.derive import Engine
 from ramscope.outputs.report import Report
+from ramscope.schema import load_schema
 from tests._specs import FIXTURES
 from tests.support.httpserver import LocalHTTPServer
 
@@ -118,3 +121,19 @@ def test_dropbox_routes(server: LocalHTTPServer, tmp_path: Path) -> None:
     assert members.target["hints"]["principal"] == "admin"
     team_notes = [d for d, _ in r.diagnostics if d.code == "stone-team-route"]
     assert [d.path for d in team_notes] == ["/resourceAccessManifest/resources/3/spec/spec_url"]
+
+
+def test_reports_match_their_schema(server: LocalHTTPServer, tmp_path: Path) -> None:
+    """GraphQL and Stone targets (kinds, hints) validate against `ramscope schema report`."""
+    r = _derive(
+        server,
+        tmp_path,
+        ("/shopify.json", "", {"operation_id": "orders"}, "END_USER"),
+        ("/shopify.json", "", {"operation_id": "Query.app"}, "AGENT"),
+        ("/files.trimmed.stone", "", {"operation_id": "files/get_thumbnail:2"}, "AGENT"),
+        ("/team.trimmed.stone", "", {"operation_id": "team/members/list:2"}, "END_USER"),
+    )
+    doc = json.loads(json.dumps(r.to_dict()))
+    jsonschema.Draft202012Validator(load_schema("report"), format_checker=jsonschema.FormatChecker()).validate(doc)
+    assert [s["kind"] for s in doc["specs"]] == ["graphql", "stone", "stone"]
+    assert [a["scopes"] for a in doc["accesses"]] == [["read_orders"], None, [], ["members.read"]]
