@@ -5,7 +5,8 @@ alternative opens. Before it runs, the alternatives are ranked by their permissi
 (:mod:`ramscope.providers.reach`), in this order:
 
 1. **Principal.** An alternative only an app authenticating as itself can hold is never an
-   END_USER pick. An administrator's permission is set aside while a non-administrator alternative
+   END_USER pick; for AGENT, where such alternatives exist, they are the agent's own and a user's
+   permission (which would need a user's delegation) is set aside. An administrator's permission is set aside while a non-administrator alternative
    does the job (the policy's ``admin = "allow"`` lets it compete); where only administrator
    permissions are listed the operation is administrative, and the pick says so.
    An administrator's permission at a lower level than every user's own alternative competes
@@ -101,9 +102,15 @@ def rank_by_reach(
         classes.update((r.scope, r) for r in k.reaches)
     set_aside: list[tuple[Alternative, str]] = []
     usable: list[_Class] = []
+    # The agent's own identity: where the provider has permissions for an app acting as itself
+    # (Chat's chat.app.*), a user's permission would need a user's delegation (domain-wide
+    # delegation impersonates one), which is not the agent's own.
+    app_own = identity is IdentityType.AGENT and any(k.principal is Principal.APP for k in kinds)
     for k in kinds:
         if k.principal is Principal.APP and identity is IdentityType.END_USER:
             set_aside.append((k.alt, "only an app authenticating as itself can hold it, not a user's delegation"))
+        elif app_own and k.principal is not Principal.APP and k.alt.atoms:
+            set_aside.append((k.alt, "a user's permission, where one the app holds as itself does the job"))
         else:
             usable.append(k)
 
