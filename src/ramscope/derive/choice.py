@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..diagnostics import Diagnostic
 from ..manifest import (
     IdentityType,
     Operation,
@@ -27,6 +28,7 @@ from ..privilege import (
 from ..providers.catalog import Catalog
 from ..providers.universe import Universe
 from ..specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecKind
+from . import reach
 from .records import (
     _alt_label,
     _credentials,
@@ -86,6 +88,10 @@ class Choosing(RunState):
         effects: list[dict[str, Any]] = []
         pin = self._pin(a, op)
         candidates: list[Alternative]
+        options: list[dict[str, Any]] = []
+        ctx_diag: Diagnostic | None = None
+        provider_notes, note_diags = reach.notes(a, index, entry)
+        self.diags.extend((d, None) for d in note_diags)
         all_alts: list[dict[str, Any]] = []
         reason: tuple[str, str] | None = None
         method = "least-privilege"
@@ -106,7 +112,13 @@ class Choosing(RunState):
             candidates = [Alternative(frozenset(), ())]
             method = "none-required"
         else:
-            candidates, all_alts, reason = self._filter(a, grants, grants.alternatives(entry), effects, p)
+            alternatives = grants.alternatives(entry)
+            wanted, options = reach.offered(grants, entry, self.policy)
+            if wanted:
+                effects.append({"effect": "offered-preferred", "scopes": sorted({s for w in wanted for s in w.scopes})})
+                alternatives = [*alternatives, *wanted]
+            candidates, all_alts, reason = self._filter(a, grants, alternatives, effects, p)
+            reach.label_sources(alternatives, all_alts, entry, source)
             if candidates and any(not alt.atoms for alt in candidates):
                 method = "anonymous-allowed"
         record_kw: dict[str, Any] = {
@@ -117,6 +129,8 @@ class Choosing(RunState):
             "alternatives": all_alts or None,
             "policy": effects,
             "requirements_source": source if entry.requirements is not None or pin is not None else None,
+            "options": options,
+            "provider_notes": provider_notes,
         }
         if pin is not None and entry.requirements is None:
             record_kw["requirements"] = [[_term_json(index, t) for t in candidates[0].terms]]
@@ -129,6 +143,11 @@ class Choosing(RunState):
         choice = choose_least_privilege(space, candidates, api=api) if candidates else None
         if choice is not None and p.catalog_entry is not None and pin is None:
             choice, method = self._provider_least(p, space, candidates, choice, api, method, effects)
+        if choice is not None and pin is None:
+            choice, ctx_diag = reach.contextual_choice(a, entry, space, candidates, choice)
+            if ctx_diag is not None:
+                self.diags.append((ctx_diag, None))
+            record_kw["requirements_source"] = reach.pick_source(choice.alternative, entry, source)
         if choice is None:
             code, message = reason or ("no-compatible-alternative", "no usable alternative")
             self.diags.append(
@@ -140,7 +159,7 @@ class Choosing(RunState):
             record = AccessRecord(**base, **record_kw, complete=False, reason=code, reason_message=message)
             return Outcome(a, key, record, grants, ())
         alt = choice.alternative
-        if choice.rivals:
+        if choice.rivals and ctx_diag is None:
             names = [_alt_label(alt)] + [_alt_label(r) for r, _ in choice.rivals]
             self.diags.append(
                 (

@@ -28,6 +28,7 @@ from .records import (
 from .rules import (
     ACCESS_UNRESOLVED,
     CATALOG_NO_ENTRY,
+    CATALOG_OVERRIDES_SPEC,
 )
 from .state import Outcome, Pending, RunState
 
@@ -83,15 +84,42 @@ class Resolution(RunState):
         pending = Pending(a, key, base, res, op, found)
         if found.entry.requirements is None and not index.security_declared:
             self._from_catalog(pending)
+        elif (cat := self.engine.catalog_for(res, index)) is not None and cat.source.get("overrides_spec"):
+            self._from_catalog(pending, override=True)
         return pending
 
-    def _from_catalog(self, p: Pending) -> None:
-        """Where the spec declares no security, the provider's catalog may say (never a parent path)."""
+    def _from_catalog(self, p: Pending, *, override: bool = False) -> None:
+        """Where the spec declares no security, the provider's catalog may say (never a parent path).
+
+        ``override``: the provider documents, explicitly, that its spec's declared security is wrong
+        (the catalog's ``overrides_spec``, with its reference): the catalog's entry replaces it, and a
+        ``catalog-overrides-spec`` warning names both. No entry: the spec's declaration stands."""
         cat = self.engine.catalog_for(p.resource, p.found.index)
         if cat is None:
             return
         entry = p.found.entry
         hit = cat.lookup(entry.method, entry.path) if entry.method and entry.path else None
+        if hit is not None and override:
+            why = cat.source.get("overrides_spec") or {}
+            declared = "no authorization ([])" if entry.requirements == () else str(
+                [[f"{t.scheme}:{' '.join(t.scopes)}".rstrip(":") for t in alt] for alt in entry.requirements or ()]
+            )
+            listed = sorted({f"{t.scheme}:{' '.join(t.scopes)}".rstrip(":") for alt in hit.requirements for t in alt})
+            self.diags.append(
+                (
+                    CATALOG_OVERRIDES_SPEC(
+                        p.access.loc.pointer,
+                        f"access {p.access.id!r}: the spec {p.found.index.url} declares {declared} for "
+                        f"{entry.method} {entry.path}; {cat.label} (the provider's documentation) says "
+                        f"{', '.join(listed)}: the catalog's requirements are used ({why.get('reason', '')}; "
+                        f"{why.get('reference', '')})",
+                        data={"catalog": cat.label, "spec": p.found.index.url, "declared": declared},
+                    ),
+                    None,
+                )
+            )
+        if hit is None and override:
+            return
         if hit is None:
             self.diags.append(
                 (

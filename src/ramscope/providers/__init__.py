@@ -51,6 +51,7 @@ UNIVERSES: dict[str, tuple[str, str]] = {GOOGLE: ("google", "google.universe.jso
 CATALOGS: dict[str, tuple[str, str]] = {
     "microsoft-graph": ("ramscope.providers.graph", "microsoft-graph.catalog.json.gz"),
     "github": ("ramscope.providers.github", "github.catalog.json.gz"),
+    "notion": ("ramscope.providers.notion", "notion.catalog.json.gz"),
 }
 
 
