@@ -51,11 +51,14 @@ def codes(report: Report) -> list[str]:
     return [d.code for d, _ in report.diagnostics]
 
 
-def test_slack_history_is_one_of_four_scopes_and_ambiguous(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+def test_slack_history_is_one_of_four_scopes_and_ambiguous(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
     """Slack conversations.history: any one of the four history scopes, chosen by the conversation type."""
     report, a = one(derive, server, "/slack.json", "conversations_history")
     assert a.complete
-    assert len(a.scopes) == 1 and a.scopes[0] in HISTORY
+    assert len(a.scopes) == 1
+    assert a.scopes[0] in HISTORY
     assert a.choice["ambiguous"] is True
     assert sorted([a.scopes[0], *a.choice["candidates"]]) == HISTORY
     assert "ambiguous-scope-choice" in codes(report)
@@ -67,7 +70,9 @@ def test_slack_history_is_one_of_four_scopes_and_ambiguous(derive: Callable[...,
 def test_slack_history_for_a_bot_is_a_bot_token_scope(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """An AGENT gets the bot-token alternatives (Slack bot token -> AGENT), still one of four, ambiguous."""
     _, a = one(derive, server, "/slack.json", "conversations_history", "AGENT")
-    assert a.complete and a.scopes[0] in HISTORY and a.choice["ambiguous"] is True
+    assert a.complete
+    assert a.scopes[0] in HISTORY
+    assert a.choice["ambiguous"] is True
     assert a.requirements_source == "quirk:slack any-of; bot token"
     assert [c["scheme"] for c in a.requirements[0]] in (["slackAuth"], ["slackAuth#bot"])
 
@@ -83,25 +88,31 @@ def test_slack_post_message_is_chat_write_not_the_retired_scopes(
     assert {n.get("deprecated_scope") for n in a.provider_notes} == {"chat:write:user", "chat:write:bot"}
 
 
-def test_jira_get_issue_is_classic_with_granular_offered(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+def test_jira_get_issue_is_classic_with_granular_offered(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
     """Jira getIssue: read:jira-work (Current), the Beta granular set offered beside it, the anonymous
     alternative offered with its condition, not picked."""
     _, a = one(derive, server, "/jira.json", "getIssue")
     assert a.scopes == ["read:jira-work"]
     assert a.requirements_source == "spec"
     granular = [o for o in a.options if o["kind"] == "granular"]
-    assert len(granular) == 1 and "read:issue:jira" in granular[0]["scopes"]
-    assert granular[0]["state"] == "Beta" and granular[0]["source"] == "x-atlassian-oauth2-scopes"
+    assert len(granular) == 1
+    assert "read:issue:jira" in granular[0]["scopes"]
+    assert granular[0]["state"] == "Beta"
+    assert granular[0]["source"] == "x-atlassian-oauth2-scopes"
     assert granular[0]["considered"] is False
     anonymous = [o for o in a.options if o["kind"] == "anonymous"]
-    assert anonymous and anonymous[0]["source"] == "quirk:atlassian"
+    assert anonymous
+    assert anonymous[0]["source"] == "quirk:atlassian"
 
 
 def test_jira_granular_when_the_policy_asks(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """A policy preferring granular scopes (*:jira) gets the granular set picked."""
     policy = policy_from_dict({"prefer": ["*:jira"]})
     _, a = one(derive, server, "/jira.json", "getIssue", policy=policy)
-    assert "read:issue:jira" in a.scopes and "read:jira-work" not in a.scopes
+    assert "read:issue:jira" in a.scopes
+    assert "read:jira-work" not in a.scopes
     assert any(o["considered"] for o in a.options)
 
 
@@ -115,14 +126,17 @@ def test_notion_retrieve_page_needs_read_content_never_none(
     assert a.choice["method"] != "none-required"
     assert a.requirements_source == f"catalog:notion@{snapshot_versions()['catalog:notion']}"
     (d,) = [d for d, _ in report.diagnostics if d.code == "catalog-overrides-spec"]
-    assert "no authorization ([])" in d.message and "catalog:notion" in d.message
+    assert "no authorization ([])" in d.message
+    assert "catalog:notion" in d.message
 
 
 @pytest.mark.parametrize(
     ("op", "scopes"),
     [("post-page", ["insert_content"]), ("create-a-comment", ["insert_comments"]), ("patch-page", ["update_content"])],
 )
-def test_notion_other_operations(derive: Callable[..., Report], server: LocalHTTPServer, op: str, scopes: list[str]) -> None:
+def test_notion_other_operations(
+    derive: Callable[..., Report], server: LocalHTTPServer, op: str, scopes: list[str]
+) -> None:
     """Other Notion operations get their documented capability."""
     _, a = one(derive, server, "/notion.json", op)
     assert a.scopes == scopes

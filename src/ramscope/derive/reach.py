@@ -82,9 +82,7 @@ def contextual_choice(
     ctx = q.get("contextual") if isinstance(q, Mapping) else None
     if not isinstance(ctx, Mapping) or len(candidates) < 2:
         return choice, None
-    rivals = tuple(
-        (alt, space.granted(alt.atoms)) for alt in candidates if alt.atoms != choice.alternative.atoms
-    )
+    rivals = tuple((alt, space.granted(alt.atoms)) for alt in candidates if alt.atoms != choice.alternative.atoms)
     names = [", ".join(alt.scopes) or "(none)" for alt in (choice.alternative, *(r for r, _ in rivals))]
     diag = AMBIGUOUS(
         a.loc.pointer,
@@ -104,9 +102,16 @@ def notes(a: ResourceAccess, index: SpecIndex, entry: OperationEntry) -> tuple[l
         out.append(dict(n))
         diags.append(REQUIRES_ADMIN(a.loc.pointer, f"access {a.id!r}: {n.get('message')} ({n.get('source')})"))
     q = entry.extra.get("quirks")
-    for d in (q.get("deprecated") or ()) if isinstance(q, Mapping) else ():
-        out.append({"source": f"quirk:{q.get('provider')}", "deprecated_scope": d.get("scope"),
-                    "replacement": d.get("replacement"), "reference": d.get("source")})  # fmt: skip
+    q = q if isinstance(q, Mapping) else {}
+    for d in q.get("deprecated") or ():
+        out.append(
+            {
+                "source": f"quirk:{q.get('provider')}",
+                "deprecated_scope": d.get("scope"),
+                "replacement": d.get("replacement"),
+                "reference": d.get("source"),
+            }
+        )
         repl = d.get("replacement")
         diags.append(
             SCOPE_DEPRECATED(

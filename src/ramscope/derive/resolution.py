@@ -101,8 +101,12 @@ class Resolution(RunState):
         hit = cat.lookup(entry.method, entry.path) if entry.method and entry.path else None
         if hit is not None and override:
             why = cat.source.get("overrides_spec") or {}
-            declared = "no authorization ([])" if entry.requirements == () else str(
-                [[f"{t.scheme}:{' '.join(t.scopes)}".rstrip(":") for t in alt] for alt in entry.requirements or ()]
+            declared = (
+                "no authorization ([])"
+                if entry.requirements == ()
+                else str(
+                    [[f"{t.scheme}:{' '.join(t.scopes)}".rstrip(":") for t in alt] for alt in entry.requirements or ()]
+                )
             )
             listed = sorted({f"{t.scheme}:{' '.join(t.scopes)}".rstrip(":") for alt in hit.requirements for t in alt})
             self.diags.append(

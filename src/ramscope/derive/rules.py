@@ -63,7 +63,7 @@ FOOTPRINT_INCOMPLETE = rule(
 CATALOG_OVERRIDES_SPEC = rule(
     "catalog-overrides-spec",
     Severity.WARNING,
-    "The provider documents other requirements than its spec declares; the provider catalog's are used, not the spec's.",
+    "The provider documents other requirements than its spec declares; its catalog's are used, not the spec's.",
     stage=_S,
 )
 NOT_EXPRESSIBLE = rule(

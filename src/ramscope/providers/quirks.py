@@ -225,9 +225,7 @@ class _Apply:
             options.append(self._term(t, notes))
         out: list[tuple[Requirement, str]] = [((), "")]
         for opts in options:
-            out = [
-                ((*a, t), "; ".join(x for x in (w, why) if x)) for a, w in out for t, why in opts
-            ]
+            out = [((*a, t), "; ".join(x for x in (w, why) if x)) for a, w in out for t, why in opts]
         expanded: list[tuple[Requirement, str]] = []
         for a, why in out:
             expanded.extend(self._tokens(tuple(sorted(a)), why))

@@ -1,0 +1,137 @@
+"""Vendor extensions read beside `security`, and provider quirks applied to an index, on trimmed real
+provider files (tests/fixtures/specs/reach/SOURCES.md) and hand-written shapes where no license allows."""
+
+from __future__ import annotations
+
+from ramscope.providers import quirks
+from ramscope.specs import build_index
+from ramscope.specs.model import SchemeRequirement as T
+from ramscope.specs.model import SpecIndex
+from tests._specs import fixture_spec
+
+
+def index(name: str) -> SpecIndex:
+    return build_index(fixture_spec(f"reach/{name}"))
+
+
+def op(ix: SpecIndex, op_id: str):  # type: ignore[no-untyped-def]
+    (entry,) = ix.by_operation_id[op_id]
+    return entry
+
+
+def test_atlassian_beta_granular_scopes_are_offered_not_required() -> None:
+    """Jira getIssue keeps read:jira-work; the Beta granular set is recorded as offered."""
+    e = op(index("jira.json"), "getIssue")
+    assert (T("OAuth2", ("read:jira-work",)),) in e.requirements
+    assert not any("read:issue:jira" in t.scopes for alt in e.requirements for t in alt)
+    (offered,) = e.extra["extensions"]["offered"]
+    assert offered["state"] == "Beta"
+    assert offered["kind"] == "granular"
+    assert ["OAuth2", sorted(offered["requirement"][0][1])] == offered["requirement"][0]
+    assert "read:issue:jira" in offered["requirement"][0][1]
+
+
+def test_datadog_x_permission_scopes_the_application_key() -> None:
+    """Datadog: {apiKeyAuth, appKeyAuth} becomes {apiKeyAuth, x-permission:[dashboards_read]}."""
+    ix = index("datadog-v1.json")
+    e = op(ix, "GetDashboard")
+    assert e.requirements == (
+        (T("AuthZ", ("dashboards_read",)),),
+        (T("apiKeyAuth"), T("x-permission", ("dashboards_read",))),
+    )
+    assert e.security_source == "operation+x-permission"
+    assert "x-permission" in ix.scheme_map
+
+
+def test_pagerduty_scope_is_an_alternative_beside_the_api_key() -> None:
+    """PagerDuty: the account-wide key stays; the scoped OAuth alternative is added."""
+    ix = index("shapes-pagerduty.json")
+    assert op(ix, "listIncidents").requirements == ((T("api_key"),), (T("x-pd-requires-scope", ("incidents.read",)),))
+    assert op(ix, "listAbilities").requirements == ((T("api_key"),),)
+
+
+def test_cloudflare_token_groups_are_any_one_of() -> None:
+    """Cloudflare: the API token term becomes one alternative per permission group; the global key stays."""
+    e = op(index("shapes-cloudflare.json"), "notification-policies-list")
+    groups = [alt[0].scopes[0] for alt in e.requirements if alt[0].scheme == "x-api-token-group"]
+    assert groups == [
+        "Zero Trust: PII Read", "Notifications Write", "Notifications Read", "Account Settings Write",
+        "Account Settings Read",
+    ]  # fmt: skip
+    assert (T("api_email"), T("api_key")) in e.requirements
+    assert not any(alt == (T("api_token"),) for alt in e.requirements)
+
+
+def test_zoom_macro_and_granular_scopes_are_any_one_of() -> None:
+    """Zoom: every macro and granular scope is an alternative; the unscoped OAuth one is gone."""
+    e = op(index("shapes-zoom.json"), "meetings")
+    assert sorted(alt[0].scopes[0] for alt in e.requirements) == [
+        "meeting:read", "meeting:read:admin", "meeting:read:list_meetings", "meeting:read:list_meetings:admin",
+    ]  # fmt: skip
+    assert {a["source"] for a in e.extra["extensions"]["alternatives"]} == {"x-macro-scopes", "x-granular-scopes"}
+
+
+def test_box_requires_admin_is_a_note_not_a_permission() -> None:
+    """Box x-box-requires-admin: requirements unchanged, a note with its source."""
+    e = op(index("box.json"), "post_metadata_templates_schema")
+    assert e.requirements == ((T("OAuth2Security"),),)
+    assert e.extra["extensions"]["notes"][0]["source"] == "x-box-requires-admin"
+
+
+def test_slack_quirks_split_any_of_and_token_types() -> None:
+    """Slack: conversations.history is eight alternatives (4 scopes x user/bot), marked contextual."""
+    ix = quirks.apply(index("slack.json"))
+    e = op(ix, "conversations_history")
+    assert len(e.requirements) == 8
+    assert {alt[0].scheme for alt in e.requirements} == {"slackAuth", "slackAuth#bot"}
+    assert e.extra["quirks"]["contextual"]["source"] == "https://api.slack.com/methods/conversations.history"
+    assert op(ix, "search_messages").requirements == ((T("slackAuth", ("search:read",)),),)
+
+
+def test_slack_none_scope_is_any_token() -> None:
+    """Slack's pseudo-scope `none`: a token of either type, no scope."""
+    e = op(quirks.apply(index("slack.json")), "api_test")
+    assert e.requirements == ((T("slackAuth"),), (T("slackAuth#bot"),))
+
+
+def test_asana_empty_scopes_mean_default() -> None:
+    """Asana: oauth2 [] is the full-access `default` scope."""
+    e = op(quirks.apply(index("asana.json")), "getAuditLogEvents")
+    assert (T("oauth2", ("default",)),) in e.requirements
+
+
+def test_quirks_leave_other_providers_alone() -> None:
+    """No quirk matches the Datadog spec: the index is returned as is."""
+    ix = index("datadog-v1.json")
+    assert quirks.apply(ix) is ix
+
+
+def test_every_quirk_names_its_source() -> None:
+    """Each quirk entry of the shipped data carries a source page."""
+    provs, nope, version = quirks.load()
+    assert version
+    for q in provs:
+        raw = q.raw
+        for key in ("scope_lists", "empty_scopes", "anonymous"):
+            if key in raw:
+                assert raw[key]["source"].startswith("https://"), (q.name, key)
+        for d in raw.get("deprecated", ()):
+            assert d["source"].startswith("https://"), (q.name, d)
+    assert {n.name for n in nope} == {"salesforce", "clickup"}
+    assert all(n.source.startswith("https://") for n in nope)
+
+
+def test_notion_catalog_snapshot_is_current_and_every_entry_names_its_page() -> None:
+    """The shipped Notion catalog is what vendor/notion/catalog.json builds to; each entry cites its page."""
+    from pathlib import Path
+
+    from ramscope.providers import catalog
+    from ramscope.providers.notion import build
+
+    root = Path(__file__).resolve().parent.parent
+    shipped = root / "src" / "ramscope" / "providers" / "data" / "notion.catalog.json.gz"
+    assert build(root / "vendor" / "notion") == shipped.read_bytes(), "run: python scripts/build_providers.py --only notion"
+    cat = catalog("notion")
+    assert cat is not None
+    assert cat.source["overrides_spec"]["reference"] == "https://developers.notion.com/reference/capabilities"
+    assert all(e.notes[0].startswith("source: https://developers.notion.com/reference/") for e in cat.entries)
