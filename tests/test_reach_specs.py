@@ -130,7 +130,7 @@ def test_notion_catalog_snapshot_is_current_and_every_entry_names_its_page() -> 
 
     root = Path(__file__).resolve().parent.parent
     shipped = root / "src" / "ramscope" / "providers" / "data" / "notion.catalog.json.gz"
-    assert build(root / "vendor" / "notion") == shipped.read_bytes(), "run: python scripts/build_providers.py --only notion"
+    assert build(root / "vendor" / "notion") == shipped.read_bytes(), "run: scripts/build_providers.py --only notion"
     cat = catalog("notion")
     assert cat is not None
     assert cat.source["overrides_spec"]["reference"] == "https://developers.notion.com/reference/capabilities"
