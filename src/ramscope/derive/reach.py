@@ -1,128 +1,154 @@
-"""What vendor extensions and provider quirks add to one access's choice (hooks of :mod:`.choice`).
+"""Stage 2a of an access's choice: which alternatives do the operation's job, by what they reach.
 
-* where each alternative came from (``alternatives[].source``, and ``requirements_source`` naming
-  the extension or quirk that gave the pick);
-* alternatives *offered*, not required (Atlassian's granular scopes while they are Beta, an
-  anonymous alternative that depends on a site setting): listed in ``options``, chosen only when
-  the policy prefers them;
-* alternatives chosen by the data the call addresses (Slack's history scopes, one per conversation
-  type): the choice is ambiguous, with every alternative listed;
-* notes of the provider that are no permission (Box: an administrator; Salesforce, ClickUp: least
-  privilege is not expressible in the token; retired scopes).
+The grant-set lattice (``privilege.choose_least_privilege``) compares how many operations each
+alternative opens. Before it runs, the alternatives are ranked by their permissions' classes
+(:mod:`ramscope.providers.reach`), in this order:
+
+1. **Principal.** An alternative only an app authenticating as itself can hold is never an
+   END_USER pick. An administrator's permission is set aside while a non-administrator alternative
+   does the job (the policy's ``admin = "allow"`` lets it compete); where only administrator
+   permissions are listed the operation is administrative, and the pick says so.
+2. **Slice.** An alternative whose permission reaches only a slice of the caller's data (files this
+   app created, the app-data folder, Photos, the user's own profile, metadata without bodies) is
+   offered beside the pick as a narrower option with its condition, not picked: it does not do the
+   job on the data an agent ordinarily addresses. Unless the operation itself stays in the slice
+   (creating a file with ``drive.file``), or the policy opts into it (``slices``).
+   Legacy spellings with a current replacement come after every current alternative.
+3. **Level.** Among what is left, the lowest level: read < write < manage. A write permission is
+   never the pick for an operation that a listed read permission does.
+
+Only then does the lattice choose (and only these alternatives reach the tier search).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..diagnostics import Diagnostic
-from ..manifest import ResourceAccess
-from ..policy import Policy
-from ..privilege import AMBIGUOUS, Alternative, Choice, GrantSpace, SpecGrants
-from ..providers import quirks
-from ..specs.extensions import alternative_sources, offered_requirements
-from ..specs.model import OperationEntry, SpecIndex
-from .rules import NOT_EXPRESSIBLE, REQUIRES_ADMIN, SCOPE_DEPRECATED
+from ..manifest import IdentityType
+from ..privilege import Alternative
+from ..providers.reach import Level, Principal, Reach
 
-__all__ = ["contextual_choice", "label_sources", "notes", "offered", "pick_source"]
+__all__ = ["Ranked", "rank_by_reach"]
+
+#: (scheme name, scope) -> the scope's class.
+ReachOf = Callable[[str, str], Reach]
 
 
-def offered(
-    grants: SpecGrants, entry: OperationEntry, policy: Policy
-) -> tuple[list[Alternative], list[dict[str, Any]]]:
-    """The alternatives offered beside the requirements: those the policy prefers (to be added to
-    the candidates), and every offered one as an ``options`` record."""
-    chosen: list[Alternative] = []
-    records: list[dict[str, Any]] = []
-    items = list(offered_requirements(entry.extra))
-    q = entry.extra.get("quirks")
-    if isinstance(q, Mapping):
-        for item in q.get("offered") or ():
-            items.append((str(item.get("source", "")), (), item))
-    for source, req, item in items:
-        alt = grants.alternatives_of((req,))[0]
-        preferred = bool(alt.scopes) and policy.preferred(alt.scopes)
-        if preferred:
-            chosen.append(alt)
-        record: dict[str, Any] = {
-            "source": source,
-            "scopes": alt.scopes,
-            "requirement": [{"scheme": t.scheme, "scopes": list(t.scopes)} for t in req],
-            "state": item.get("state"),
-            "kind": item.get("kind") or ("anonymous" if not req else None),
-            "condition": item.get("condition"),
-            "reference": item.get("reference"),
-            "considered": preferred,
-        }
-        records.append(record)
-    return chosen, records
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """The alternatives that compete in the lattice, and what happened to the others."""
+
+    eligible: tuple[Alternative, ...]
+    #: Slice alternatives offered beside the pick: (alternative, the slice scopes' classes).
+    narrower: tuple[tuple[Alternative, tuple[Reach, ...]], ...] = ()
+    #: alternative -> why it was set aside (principal, level, legacy); slices are in ``narrower``.
+    set_aside: tuple[tuple[Alternative, str], ...] = ()
+    #: Every scope's class, for the report.
+    classes: dict[str, Reach] = field(default_factory=dict)
+    #: The pick had to come from alternatives that are normally set aside: "admin", "slice", "legacy".
+    fallback: str = ""
+
+    def reach_json(self, alt: Alternative) -> dict[str, Any]:
+        return {s: self.classes[s].to_dict() for s in alt.scopes if s in self.classes}
 
 
-def label_sources(
-    alternatives: Sequence[Alternative], listed: list[dict[str, Any]], entry: OperationEntry, default: str
-) -> None:
-    """``source`` on each listed alternative (in the order :func:`choice._filter` lists them)."""
-    sources = alternative_sources(entry.extra)
-    for alt, rec in zip(alternatives, listed, strict=False):
-        rec["source"] = sources.get(alt.terms, default)
+@dataclass(frozen=True, slots=True)
+class _Class:
+    alt: Alternative
+    reaches: tuple[Reach, ...]
+    principal: Principal
+    slices: tuple[Reach, ...]
+    legacy: bool
+    rank: int
+    #: The operation stays inside one of its slices (a file the app creates): it reaches less than a general one.
+    inside: bool
 
 
-def pick_source(alt: Alternative, entry: OperationEntry, default: str) -> str:
-    """Where the picked alternative came from: the extension or quirk that made it, else ``default``."""
-    return alternative_sources(entry.extra).get(alt.terms, default)
+def _classify(alt: Alternative, reach_of: ReachOf, operation_id: str, opted: Callable[[str], bool]) -> _Class:
+    reaches = tuple(reach_of(t.scheme, s) for t in alt.terms for s in t.scopes)
+    principal = Principal.USER
+    if any(r.principal is Principal.APP for r in reaches):
+        principal = Principal.APP
+    elif any(r.principal is Principal.ADMIN for r in reaches):
+        principal = Principal.ADMIN
+    # A permission with limits (no bodies, no content) narrows like a slice: offered while one without does the job.
+    slices = tuple(r for r in reaches if (r.slice or r.limits) and not r.satisfied(operation_id) and not opted(r.scope))
+    inside = any(r.slice and r.satisfied(operation_id) for r in reaches)
+    # Anonymous access needs nothing: lowest of all. A key or a certificate says nothing of its level.
+    rank = -1 if not alt.atoms else max((r.level.rank for r in reaches), default=Level.UNKNOWN.rank)
+    return _Class(alt, reaches, principal, slices, any(r.deprecated for r in reaches), rank, inside)
 
 
-def contextual_choice(
-    a: ResourceAccess, entry: OperationEntry, space: GrantSpace, candidates: Sequence[Alternative], choice: Choice
-) -> tuple[Choice, Diagnostic | None]:
-    """Where the provider says the data addressed decides between alternatives (Slack: the
-    conversation's type), no grant-set order may decide: every candidate is a rival."""
-    q = entry.extra.get("quirks")
-    ctx = q.get("contextual") if isinstance(q, Mapping) else None
-    if not isinstance(ctx, Mapping) or len(candidates) < 2:
-        return choice, None
-    rivals = tuple((alt, space.granted(alt.atoms)) for alt in candidates if alt.atoms != choice.alternative.atoms)
-    names = [", ".join(alt.scopes) or "(none)" for alt in (choice.alternative, *(r for r, _ in rivals))]
-    diag = AMBIGUOUS(
-        a.loc.pointer,
-        f"access {a.id!r}: which of {'; '.join(names)} it needs depends on {ctx.get('decided_by')}, which the "
-        f"card does not say: any one of them, not all (source: {ctx.get('source')}); {names[0]} is listed first",
-        data={"candidates": names, "decided_by": ctx.get("decided_by"), "source": ctx.get("source")},
-    )
-    return Choice(choice.alternative, choice.granted, rivals), diag
+def rank_by_reach(
+    alternatives: Sequence[Alternative],
+    reach_of: ReachOf,
+    *,
+    operation_id: str,
+    identity: IdentityType,
+    allow_admin: bool = False,
+    opted: Callable[[str], bool] = lambda _scope: False,
+) -> Ranked:
+    """Rank ``alternatives`` (already fit for ``identity`` and the policy) as the module says."""
+    classes: dict[str, Reach] = {}
+    kinds = [_classify(a, reach_of, operation_id, opted) for a in alternatives]
+    for k in kinds:
+        classes.update((r.scope, r) for r in k.reaches)
+    set_aside: list[tuple[Alternative, str]] = []
+    usable: list[_Class] = []
+    for k in kinds:
+        if k.principal is Principal.APP and identity is IdentityType.END_USER:
+            set_aside.append((k.alt, "only an app authenticating as itself can hold it, not a user's delegation"))
+        else:
+            usable.append(k)
 
+    def general(k: _Class) -> bool:
+        return not k.slices and not k.legacy and (allow_admin or k.principal is not Principal.ADMIN)
 
-def notes(a: ResourceAccess, index: SpecIndex, entry: OperationEntry) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-    """The provider's notes on the access that are no permission, as records and diagnostics."""
-    out: list[dict[str, Any]] = []
-    diags: list[Diagnostic] = []
-    ext = entry.extra.get("extensions")
-    for n in (ext.get("notes") or ()) if isinstance(ext, Mapping) else ():
-        out.append(dict(n))
-        diags.append(REQUIRES_ADMIN(a.loc.pointer, f"access {a.id!r}: {n.get('message')} ({n.get('source')})"))
-    q = entry.extra.get("quirks")
-    q = q if isinstance(q, Mapping) else {}
-    for d in q.get("deprecated") or ():
-        out.append(
-            {
-                "source": f"quirk:{q.get('provider')}",
-                "deprecated_scope": d.get("scope"),
-                "replacement": d.get("replacement"),
-                "reference": d.get("source"),
-            }
+    pool = [k for k in usable if general(k)]
+    fallback = ""
+    if not pool:
+        # Nothing ordinary does the job: the least unusual kind, said out loud.
+        tests: tuple[tuple[str, Callable[[_Class], bool]], ...] = (
+            ("legacy", lambda k: not k.slices and (allow_admin or k.principal is not Principal.ADMIN)),
+            ("admin", lambda k: not k.slices),
+            ("slice", lambda k: True),
         )
-        repl = d.get("replacement")
-        diags.append(
-            SCOPE_DEPRECATED(
-                a.loc.pointer,
-                f"access {a.id!r}: the spec names the retired scope {d.get('scope')!r}"
-                + (f", replaced by {repl!r}" if repl else "; the operation's other alternatives are used")
-                + f" ({d.get('source')})",
+        for name, test in tests:
+            pool = [k for k in usable if test(k)]
+            if pool:
+                fallback = name
+                break
+    chosen_ids = {id(k) for k in pool}
+    narrower: list[tuple[Alternative, tuple[Reach, ...]]] = []
+    for k in usable:
+        if id(k) in chosen_ids:
+            continue
+        if k.slices:
+            narrower.append((k.alt, k.slices))
+        elif k.legacy:
+            set_aside.append((k.alt, "a legacy permission with a current replacement: " + _deprecated(k)))
+        elif k.principal is Principal.ADMIN:
+            set_aside.append((k.alt, "an administrator's permission, where a user's own does the job"))
+    low = min((k.rank for k in pool), default=0)
+    inside = any(k.inside for k in pool if k.rank == low)
+    eligible = []
+    for k in pool:
+        if k.rank != low:
+            set_aside.append((k.alt, f"a {_level_name(k.rank)} permission, where a {_level_name(low)} one is listed"))
+        elif inside and not k.inside:
+            set_aside.append(
+                (k.alt, "reaches all the data, where a permission confined to what the operation creates does the job")
             )
-        )
-    nope = quirks.not_expressible(index)
-    if nope is not None:
-        out.append({"source": f"quirk:{nope.name}", "not_expressible": nope.message, "reference": nope.source})
-        diags.append(NOT_EXPRESSIBLE(a.loc.pointer, f"access {a.id!r}: {nope.message} ({nope.source})"))
-    return out, diags
+        else:
+            eligible.append(k.alt)
+    return Ranked(tuple(eligible), tuple(narrower), tuple(set_aside), classes, fallback)
+
+
+def _deprecated(k: _Class) -> str:
+    return "; ".join(r.deprecated for r in k.reaches if r.deprecated)
+
+
+def _level_name(rank: int) -> str:
+    return next((lv.name.lower() for lv in Level if lv.rank == rank), "anonymous")
