@@ -126,7 +126,8 @@ def _count(row: Row, indexes: list[Any]) -> None:
             kind = "extension" if "+x-" in src or src.startswith("x-") else "quirk" if q.get("alternatives") else "spec"
             # Where the provider documents that no permission is needed, a bare token is the answer.
             documented = any(d.get("scope") == "none" for d in q.get("deprecated", ()))
-            if cat is not None and (override or (reqs is None and not index.security_declared)):
+            beside = cat is not None and bool(cat.source.get("beside_spec")) and bool(reqs)
+            if cat is not None and (override or beside or (reqs is None and not index.security_declared)):
                 hit = cat.lookup(op.method, op.path) if op.method and op.path else None
                 if hit is not None:
                     reqs, kind, documented = hit.requirements, "catalog", True

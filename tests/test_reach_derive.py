@@ -180,3 +180,55 @@ def test_box_admin_operation_says_so(derive: Callable[..., Report], server: Loca
     report, a = one(derive, server, "/box.json", "post_metadata_templates_schema", "AGENT")
     assert [n["source"] for n in a.provider_notes] == ["x-box-requires-admin"]
     assert "requires-admin" in codes(report)
+
+
+def test_stripe_restricted_key_beside_the_secret_key(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Stripe: listing customers needs a restricted key with Customers: Read, beside the secret key."""
+    report, a = one(derive, server, "/stripe.json", "GetCustomers", "AGENT")
+    assert a.scopes == ["rak_customer_read"]
+    assert a.scope_names == {"rak_customer_read": "Customers: Read"}
+    version = snapshot_versions()["catalog:stripe-restricted-keys"]
+    assert a.requirements_source == f"catalog:stripe-restricted-keys@{version}"
+    assert {alt["source"] for alt in a.alternatives} == {a.requirements_source}
+    secret = [o for o in a.options if o["kind"] == "full-access"]
+    assert [o["source"] for o in secret] == ["spec", "spec"]
+    assert "catalog-overrides-spec" not in codes(report)
+
+
+def test_stripe_write_and_read_only_resources(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Creating a customer needs Customers: Write; the balance is read-only."""
+    _, a = one(derive, server, "/stripe.json", "PostCustomers", "AGENT")
+    assert a.scopes == ["rak_customer_write"]
+    _, b = one(derive, server, "/stripe.json", "GetBalance", "AGENT")
+    assert b.scopes == ["rak_balance_read"]
+
+
+def test_docusign_needs_signature_from_its_catalog(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """DocuSign (no security in its spec): signature for a user; signature + impersonation for the JWT grant."""
+    _, a = one(derive, server, "/docusign.json", "Envelopes_GetEnvelope")
+    assert a.scopes == ["signature"]
+    _, b = one(derive, server, "/docusign.json", "Envelopes_PostEnvelopes", "AGENT")
+    assert b.scopes == ["impersonation", "signature"]
+    assert b.admin_consent == ["impersonation"]
+
+
+def test_gitlab_read_api_for_reads_api_for_writes(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """GitLab: a GET needs read_api (api also does); a POST needs api."""
+    _, a = one(derive, server, "/shapes-gitlab.json", "listProjectIssues", "AGENT")
+    assert a.scopes == ["read_api"]
+    _, b = one(derive, server, "/shapes-gitlab.json", "createProjectIssue", "AGENT")
+    assert b.scopes == ["api"]
+
+
+def test_sentry_bearer_scopes_are_any_one_of(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Sentry: event:admin / event:read / event:write on its bearer token: one of them, event:read least."""
+    _, a = one(derive, server, "/shapes-sentry.json", "List an Issue's Events", "AGENT")
+    assert a.scopes == ["event:read"]
+    assert a.requirements_source == "quirk:sentry any-of"
+
+
+def test_salesforce_is_not_expressible(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """A Salesforce API: least privilege is not expressible in the token, said as a warning with its source."""
+    report, a = one(derive, server, "/shapes-salesforce.json", "query", "AGENT")
+    assert "not-expressible-in-token" in codes(report)
+    assert a.provider_notes[0]["source"] == "quirk:salesforce"

@@ -3,7 +3,12 @@ provider files (tests/fixtures/specs/reach/SOURCES.md) and hand-written shapes w
 
 from __future__ import annotations
 
-from ramscope.providers import quirks
+import importlib
+from pathlib import Path
+
+import pytest
+
+from ramscope.providers import CATALOGS, catalog, quirks
 from ramscope.specs import build_index
 from ramscope.specs.model import SchemeRequirement as T
 from ramscope.specs.model import SpecIndex
@@ -121,17 +126,24 @@ def test_every_quirk_names_its_source() -> None:
     assert all(n.source.startswith("https://") for n in nope)
 
 
-def test_notion_catalog_snapshot_is_current_and_every_entry_names_its_page() -> None:
-    """The shipped Notion catalog is what vendor/notion/catalog.json builds to; each entry cites its page."""
-    from pathlib import Path
 
-    from ramscope.providers import catalog
-    from ramscope.providers.notion import build
-
+@pytest.mark.parametrize("name", ["notion", "docusign", "stripe-restricted-keys"])
+def test_hand_catalog_snapshots_are_current_and_every_entry_names_its_page(name: str) -> None:
+    """Each shipped hand catalog is what vendor/<name>/catalog.json builds to; each entry cites its page."""
     root = Path(__file__).resolve().parent.parent
-    shipped = root / "src" / "ramscope" / "providers" / "data" / "notion.catalog.json.gz"
-    assert build(root / "vendor" / "notion") == shipped.read_bytes(), "run: scripts/build_providers.py --only notion"
-    cat = catalog("notion")
+    module = importlib.import_module(CATALOGS[name][0])
+    shipped = root / "src" / "ramscope" / "providers" / "data" / CATALOGS[name][1]
+    assert module.build(root / "vendor" / name) == shipped.read_bytes(), f"run: build_providers.py --only {name}"
+    cat = catalog(name)
     assert cat is not None
-    assert cat.source["overrides_spec"]["reference"] == "https://developers.notion.com/reference/capabilities"
-    assert all(e.notes[0].startswith("source: https://developers.notion.com/reference/") for e in cat.entries)
+    assert all(e.notes[0].startswith("source: https://") for e in cat.entries)
+
+
+def test_notion_overrides_its_spec_and_stripe_sits_beside_it() -> None:
+    """Notion's catalog overrides its spec (with the capabilities page); Stripe's sits beside the secret key."""
+    notion, stripe = catalog("notion"), catalog("stripe-restricted-keys")
+    assert notion is not None
+    assert stripe is not None
+    assert notion.source["overrides_spec"]["reference"] == "https://developers.notion.com/reference/capabilities"
+    assert "overrides_spec" not in stripe.source
+    assert stripe.source["beside_spec"]["reference"] == "https://docs.stripe.com/keys/restricted-api-keys"

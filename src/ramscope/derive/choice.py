@@ -102,7 +102,8 @@ class Choosing(RunState):
         all_alts: list[dict[str, Any]] = []
         reason: tuple[str, str] | None = None
         method = "least-privilege"
-        source = p.catalog.label if p.catalog is not None else "spec"
+        # A catalog beside the spec (extra["catalog"]) labels its own alternatives; the rest are the spec's.
+        source = p.catalog.label if p.catalog is not None and "catalog" not in entry.extra else "spec"
         if pin is not None:
             candidates = [self._pinned_alternative(a, grants, entry.requirements, pin, effects)]
             method = "pinned"

@@ -22,7 +22,7 @@ from ..policy import Policy
 from ..privilege import AMBIGUOUS, Alternative, Choice, GrantSpace, SpecGrants
 from ..providers import quirks
 from ..specs.extensions import alternative_sources, offered_requirements
-from ..specs.model import OperationEntry, SpecIndex
+from ..specs.model import OperationEntry, SchemeRequirement, SpecIndex
 from .rules import NOT_EXPRESSIBLE, REQUIRES_ADMIN, SCOPE_DEPRECATED
 
 __all__ = ["contextual_choice", "label_sources", "notes", "offered", "pick_source"]
@@ -36,12 +36,18 @@ def offered(
     chosen: list[Alternative] = []
     records: list[dict[str, Any]] = []
     items = list(offered_requirements(entry.extra))
-    q = entry.extra.get("quirks")
-    if isinstance(q, Mapping):
-        for item in q.get("offered") or ():
-            items.append((str(item.get("source", "")), (), item))
+    for key in ("quirks", "catalog"):
+        q = entry.extra.get(key)
+        if isinstance(q, Mapping):
+            for item in q.get("offered") or ():
+                req = tuple(
+                    SchemeRequirement(str(sch), tuple(str(x) for x in sc)) for sch, sc in item.get("requirement") or ()
+                )
+                items.append((str(item.get("source", "")), req, item))
     for source, req, item in items:
         alt = grants.alternatives_of((req,))[0]
+        # An unscoped credential (Stripe's secret key) is preferred only by a policy naming it: scopes
+        # are what `prefer` globs match, and an empty list would match every glob.
         preferred = bool(alt.scopes) and policy.preferred(alt.scopes)
         if preferred:
             chosen.append(alt)

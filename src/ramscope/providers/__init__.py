@@ -52,6 +52,8 @@ CATALOGS: dict[str, tuple[str, str]] = {
     "microsoft-graph": ("ramscope.providers.graph", "microsoft-graph.catalog.json.gz"),
     "github": ("ramscope.providers.github", "github.catalog.json.gz"),
     "notion": ("ramscope.providers.notion", "notion.catalog.json.gz"),
+    "docusign": ("ramscope.providers.docusign", "docusign.catalog.json.gz"),
+    "stripe-restricted-keys": ("ramscope.providers.stripe", "stripe-restricted-keys.catalog.json.gz"),
 }
 
 

@@ -10,6 +10,7 @@ The hand file::
     {"name", "version", "servers": [regexes over the normalised server URL],
      "source": {"pages": [...], "date", "license", "compiled_by"},
      "overrides_spec": {"reason", "reference"} | absent,   # the provider documents otherwise
+     "beside_spec": {"reason", "reference"} | absent,      # narrower credentials beside the spec's
      "schemes": [{"name", "type": "oauth2", "description", "namespace",
                   "flows": [{"kind", "authorization_url", "token_url"}]}],
      "permissions": [{"scope", "short", "scheme", "description", "source"}],
@@ -97,8 +98,9 @@ def build_hand(vendor_dir: Path, *, normalise: Any = normalise_path) -> bytes:
         "path": f"vendor/{vendor_dir.name}/catalog.json",
         "sha256": hashlib.sha256(raw_bytes).hexdigest(),
     }
-    if doc.get("overrides_spec"):
-        source["overrides_spec"] = dict(doc["overrides_spec"])
+    for mode in ("overrides_spec", "beside_spec"):
+        if doc.get(mode):
+            source[mode] = dict(doc[mode])
     return encode(
         name=str(doc["name"]),
         version=str(doc["version"]),

@@ -157,10 +157,12 @@ class _Apply:
         self.anonymous = raw.get("anonymous")
         self.contextual = list(raw.get("contextual", ()))
         self.tokens = raw.get("token_types")
-        self.oauth = {s.name for s in index.schemes if s.type is SchemeType.OAUTH2}
+        self.by_method = raw.get("empty_scopes_by_method")
+        self.schemes = tuple(self._override(s) for s in index.schemes)
+        self.oauth = {s.name for s in self.schemes if s.type is SchemeType.OAUTH2}
         self.bot: dict[str, SecurityScheme] = {}
         if self.tokens:
-            for s in index.schemes:
+            for s in self.schemes:
                 if s.name in self.oauth:
                     self.bot[s.name] = SecurityScheme(
                         f"{s.name}#bot",
@@ -171,12 +173,32 @@ class _Apply:
                         namespace=f"{normalise_url(_first_token_url(s) or q.name)}#bot",
                     )
 
+    def _override(self, s: SecurityScheme) -> SecurityScheme:
+        """A token scheme the spec types as a bare credential whose tokens the provider documents as
+        scoped (Sentry's auth tokens, GitLab's personal access tokens): an OAuth-typed scheme of
+        the same name, so its scopes are grants (the spec's scope lists, or the quirk's)."""
+        o = (self.q.raw.get("scheme_overrides") or {}).get(s.name)
+        if not isinstance(o, Mapping) or s.type is SchemeType.OAUTH2:
+            return s
+        flows = tuple(
+            OAuthFlow(FlowKind(str(f["kind"])), str(f.get("authorization_url", "")), str(f.get("token_url", "")))
+            for f in o.get("flows", ())
+        )
+        return SecurityScheme(
+            s.name,
+            SchemeType.OAUTH2,
+            f"{s.description} ({o.get('description', '')}; {o['source']})".strip(),
+            flows=flows,
+            inferred=True,
+            namespace=str(o.get("namespace", "")),
+        )
+
     def run(self) -> SpecIndex:
         ops = tuple(self._entry(op) for op in self.index.operations)
         return replace(
             self.index,
             operations=ops,
-            schemes=(*self.index.schemes, *self.bot.values()),
+            schemes=(*self.schemes, *self.bot.values()),
             extra={**self.index.extra, "quirks": self.q.name},
         )
 
@@ -186,10 +208,10 @@ class _Apply:
         notes: dict[str, Any] = {"provider": self.q.name, "alternatives": [], "deprecated": [], "offered": []}
         alts: list[tuple[Requirement, str]] = []
         for alt in op.requirements:
-            for new, why in self._alternative(alt, notes):
+            for new, why in self._alternative(alt, notes, op.method):
                 if new not in [a for a, _ in alts]:
                     alts.append((new, why))
-        changed = [a for a, _ in alts] != list(op.requirements)
+        changed = [a for a, _ in alts] != list(op.requirements) or any(why for _, why in alts)
         if not changed and not notes["offered"]:
             return op
         reqs: Requirements = tuple(a for a, _ in alts)
@@ -202,7 +224,7 @@ class _Apply:
         extra = {**op.extra, "quirks": {k: v for k, v in notes.items() if v}}
         return replace(op, requirements=reqs, security_source=f"{op.security_source}+{self.q.label}", extra=extra)
 
-    def _alternative(self, alt: Requirement, notes: dict[str, Any]) -> list[tuple[Requirement, str]]:
+    def _alternative(self, alt: Requirement, notes: dict[str, Any], method: str) -> list[tuple[Requirement, str]]:
         """What one alternative of the spec stands for (several alternatives, or none)."""
         if not alt:
             if self.anonymous and self.anonymous.get("reading") == "offered":
@@ -222,7 +244,7 @@ class _Apply:
             if t.scheme not in self.oauth:
                 options.append([(t, "")])
                 continue
-            options.append(self._term(t, notes))
+            options.append(self._term(t, notes, method))
         out: list[tuple[Requirement, str]] = [((), "")]
         for opts in options:
             out = [((*a, t), "; ".join(x for x in (w, why) if x)) for a, w in out for t, why in opts]
@@ -233,8 +255,12 @@ class _Apply:
             return [(alt, "")]
         return expanded
 
-    def _term(self, t: SchemeRequirement, notes: dict[str, Any]) -> list[tuple[SchemeRequirement, str]]:
+    def _term(self, t: SchemeRequirement, notes: dict[str, Any], method: str) -> list[tuple[SchemeRequirement, str]]:
         if not t.scopes:
+            if isinstance(self.by_method, Mapping):
+                rule = self.by_method.get(method.upper(), self.by_method.get("*"))
+                if rule:
+                    return [(SchemeRequirement.of(t.scheme, [str(x)]), "scopes-by-method") for x in rule]
             if self.empty:
                 return [(SchemeRequirement.of(t.scheme, [self.empty["scope"]]), "empty-scopes")]
             return [(t, "")]

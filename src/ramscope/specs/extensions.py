@@ -356,9 +356,9 @@ def offered_requirements(extra: Mapping[str, Any]) -> list[tuple[str, Requiremen
 
 
 def alternative_sources(extra: Mapping[str, Any]) -> dict[Requirement, str]:
-    """Alternative -> the extension (or quirk) that added it, from an operation's ``extra``."""
+    """Alternative -> the extension, quirk or catalog that added it, from an operation's ``extra``."""
     out: dict[Requirement, str] = {}
-    for key in ("extensions", "quirks"):
+    for key in ("extensions", "quirks", "catalog"):
         ext = extra.get(key)
         if not isinstance(ext, dict):
             continue
