@@ -232,3 +232,17 @@ def test_salesforce_is_not_expressible(derive: Callable[..., Report], server: Lo
     report, a = one(derive, server, "/shapes-salesforce.json", "query", "AGENT")
     assert "not-expressible-in-token" in codes(report)
     assert a.provider_notes[0]["source"] == "quirk:salesforce"
+
+
+def test_intercom_scopes_from_its_catalog(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Intercom: listing contacts needs "Read and list users and companies"; one contact, the one-user scope;
+    a reply, "Write conversations"; the help center (no scope named by Intercom) stays with the bare token."""
+    _, a = one(derive, server, "/intercom.json", "ListContacts")
+    assert a.scopes == ["Read and list users and companies"]
+    _, b = one(derive, server, "/intercom.json", "ShowContact")
+    assert b.scopes == ["Read one user and one company"]
+    _, c = one(derive, server, "/intercom.json", "replyConversation", "AGENT")
+    assert c.scopes == ["Write conversations"]
+    _, d = one(derive, server, "/intercom.json", "listAllCollections", "AGENT")
+    assert d.requirements_source == "spec"
+    assert d.scopes == []

@@ -127,7 +127,7 @@ def test_every_quirk_names_its_source() -> None:
 
 
 
-@pytest.mark.parametrize("name", ["notion", "docusign", "stripe-restricted-keys"])
+@pytest.mark.parametrize("name", ["notion", "docusign", "stripe-restricted-keys", "intercom"])
 def test_hand_catalog_snapshots_are_current_and_every_entry_names_its_page(name: str) -> None:
     """Each shipped hand catalog is what vendor/<name>/catalog.json builds to; each entry cites its page."""
     root = Path(__file__).resolve().parent.parent

@@ -54,6 +54,7 @@ CATALOGS: dict[str, tuple[str, str]] = {
     "notion": ("ramscope.providers.notion", "notion.catalog.json.gz"),
     "docusign": ("ramscope.providers.docusign", "docusign.catalog.json.gz"),
     "stripe-restricted-keys": ("ramscope.providers.stripe", "stripe-restricted-keys.catalog.json.gz"),
+    "intercom": ("ramscope.providers.intercom", "intercom.catalog.json.gz"),
 }
 
 
