@@ -246,3 +246,12 @@ def test_intercom_scopes_from_its_catalog(derive: Callable[..., Report], server:
     _, d = one(derive, server, "/intercom.json", "listAllCollections", "AGENT")
     assert d.requirements_source == "spec"
     assert d.scopes == []
+
+
+def test_box_scopes_by_path(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Box: reading a file needs root_readonly; creating a user, manage_managed_users (Box's scopes page)."""
+    _, a = one(derive, server, "/box.json", "get_files_id")
+    assert a.scopes == ["root_readonly"]
+    assert a.requirements_source == "quirk:box scopes-by-path"
+    _, b = one(derive, server, "/box.json", "post_users")
+    assert b.scopes == ["manage_managed_users"]

@@ -120,7 +120,7 @@ def test_every_quirk_names_its_source() -> None:
         for key in ("scope_lists", "empty_scopes", "anonymous"):
             if key in raw:
                 assert raw[key]["source"].startswith("https://"), (q.name, key)
-        for d in raw.get("deprecated", ()):
+        for d in (*raw.get("deprecated", ()), *raw.get("empty_scopes_by_path", ())):
             assert d["source"].startswith("https://"), (q.name, d)
     assert {n.name for n in nope} == {"salesforce", "clickup"}
     assert all(n.source.startswith("https://") for n in nope)

@@ -21,6 +21,9 @@ quirk, so a report says where each pick came from:
   ``im:history``) are chosen by the data the call addresses, which the card does not say: the
   choice is ambiguous, with the alternatives listed, never all of them required;
 * ``empty_scopes``: an OAuth term with no scope needs the named full-access scope;
+  ``empty_scopes_by_method`` / ``empty_scopes_by_path``: the scope (any one of a list) the provider
+  documents for the method, or for the path prefix and method (GitLab ``read_api`` / ``api``; Box's
+  content, user, group, webhook, metadata, retention and legal-hold scopes);
 * ``anonymous: offered``: the empty (anonymous) alternative is a condition of the site, offered,
   not picked;
 * ``not_expressible``: providers whose tokens cannot express least privilege at all (Salesforce,
@@ -158,6 +161,7 @@ class _Apply:
         self.contextual = list(raw.get("contextual", ()))
         self.tokens = raw.get("token_types")
         self.by_method = raw.get("empty_scopes_by_method")
+        self.by_path: list[Mapping[str, Any]] = list(raw.get("empty_scopes_by_path", ()))
         self.schemes = tuple(self._override(s) for s in index.schemes)
         self.oauth = {s.name for s in self.schemes if s.type is SchemeType.OAUTH2}
         self.bot: dict[str, SecurityScheme] = {}
@@ -208,7 +212,7 @@ class _Apply:
         notes: dict[str, Any] = {"provider": self.q.name, "alternatives": [], "deprecated": [], "offered": []}
         alts: list[tuple[Requirement, str]] = []
         for alt in op.requirements:
-            for new, why in self._alternative(alt, notes, op.method):
+            for new, why in self._alternative(alt, notes, op.method, op.path):
                 if new not in [a for a, _ in alts]:
                     alts.append((new, why))
         changed = [a for a, _ in alts] != list(op.requirements) or any(why for _, why in alts)
@@ -224,7 +228,9 @@ class _Apply:
         extra = {**op.extra, "quirks": {k: v for k, v in notes.items() if v}}
         return replace(op, requirements=reqs, security_source=f"{op.security_source}+{self.q.label}", extra=extra)
 
-    def _alternative(self, alt: Requirement, notes: dict[str, Any], method: str) -> list[tuple[Requirement, str]]:
+    def _alternative(
+        self, alt: Requirement, notes: dict[str, Any], method: str, path: str = ""
+    ) -> list[tuple[Requirement, str]]:
         """What one alternative of the spec stands for (several alternatives, or none)."""
         if not alt:
             if self.anonymous and self.anonymous.get("reading") == "offered":
@@ -244,7 +250,7 @@ class _Apply:
             if t.scheme not in self.oauth:
                 options.append([(t, "")])
                 continue
-            options.append(self._term(t, notes, method))
+            options.append(self._term(t, notes, method, path))
         out: list[tuple[Requirement, str]] = [((), "")]
         for opts in options:
             out = [((*a, t), "; ".join(x for x in (w, why) if x)) for a, w in out for t, why in opts]
@@ -255,8 +261,16 @@ class _Apply:
             return [(alt, "")]
         return expanded
 
-    def _term(self, t: SchemeRequirement, notes: dict[str, Any], method: str) -> list[tuple[SchemeRequirement, str]]:
+    def _term(
+        self, t: SchemeRequirement, notes: dict[str, Any], method: str, path: str = ""
+    ) -> list[tuple[SchemeRequirement, str]]:
         if not t.scopes:
+            for rule in self.by_path:
+                if any(path == p or path.startswith(p.rstrip("/") + "/") for p in rule["prefixes"]):
+                    methods = rule["methods"]
+                    alts = methods.get(method.upper(), methods.get("*"))
+                    if alts:
+                        return [(SchemeRequirement.of(t.scheme, [str(x)]), "scopes-by-path") for x in alts]
             if isinstance(self.by_method, Mapping):
                 rule = self.by_method.get(method.upper(), self.by_method.get("*"))
                 if rule:
