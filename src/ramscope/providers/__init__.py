@@ -107,15 +107,20 @@ def catalog_for_servers(server_urls: Sequence[str]) -> Catalog | None:
 
 @cache
 def snapshot_versions() -> dict[str, str]:
-    """``universe:<name>`` / ``catalog:<name>`` -> version of every shipped snapshot.
+    """``universe:<name>`` / ``catalog:<name>`` / ``quirks`` -> version of every shipped snapshot.
 
     From the small ``versions.json`` the build writes beside them, so a reuse key does not have to
     decode every snapshot.
     """
     import orjson  # noqa: PLC0415
 
+    from .quirks import data_version  # noqa: PLC0415
+
     data = _data("versions.json")
-    return {str(k): str(v) for k, v in orjson.loads(data).items()} if data else {}
+    out = {str(k): str(v) for k, v in orjson.loads(data).items()} if data else {}
+    # The provider quirks are shipped data too: a report derived with other quirks is not reused.
+    out["quirks"] = data_version()
+    return out
 
 
 #: Which delegated scheme of Microsoft Graph's catalog a policy's ``accounts`` setting leaves out.

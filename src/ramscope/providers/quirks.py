@@ -33,6 +33,7 @@ quirk, so a report says where each pick came from:
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -56,7 +57,7 @@ from ..specs.model import (
 )
 from .authserver import normalise_url
 
-__all__ = ["NotExpressible", "Quirks", "apply", "load", "match", "not_expressible"]
+__all__ = ["NotExpressible", "Quirks", "apply", "data_version", "load", "match", "not_expressible"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,13 @@ def load() -> tuple[tuple[Quirks, ...], tuple[NotExpressible, ...], str]:
         for p in data.get("not_expressible", ())
     )
     return quirks, nope, str(data.get("version", ""))
+
+
+@cache
+def data_version() -> str:
+    """The shipped quirks' version and content hash: stored reports derived with other quirks are not reused."""
+    raw = resources.files("ramscope.providers").joinpath("data", "quirks.json").read_bytes()
+    return f"{load()[2]}+{hashlib.sha256(raw).hexdigest()[:12]}"
 
 
 def _auth_urls(index: SpecIndex) -> list[str]:
