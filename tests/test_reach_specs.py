@@ -147,3 +147,20 @@ def test_notion_overrides_its_spec_and_stripe_sits_beside_it() -> None:
     assert notion.source["overrides_spec"]["reference"] == "https://developers.notion.com/reference/capabilities"
     assert "overrides_spec" not in stripe.source
     assert stripe.source["beside_spec"]["reference"] == "https://docs.stripe.com/keys/restricted-api-keys"
+
+
+def test_a_hostile_any_of_product_is_not_expanded() -> None:
+    """A spec claiming Slack's server with many terms of many scopes keeps the alternative as written."""
+    from ramscope.specs.model import OperationEntry
+
+    ix = index("slack.json")
+    terms = tuple(T(f"slackAuth{i}", tuple(f"s{i}:{j}" for j in range(8))) for i in range(4))
+    schemes = tuple(
+        type(s)(f"slackAuth{i}", s.type, flows=s.flows) for i in range(4) for s in ix.schemes if s.name == "slackAuth"
+    )
+    from dataclasses import replace
+
+    hostile = replace(ix, operations=(OperationEntry("x", "x", "GET", "/x", requirements=(terms,)),),
+                      schemes=ix.schemes + schemes)  # fmt: skip
+    (e,) = quirks.apply(hostile).operations
+    assert e.requirements == (terms,)

@@ -60,6 +60,10 @@ from .authserver import normalise_url
 __all__ = ["NotExpressible", "Quirks", "apply", "data_version", "load", "match", "not_expressible"]
 
 
+#: At most this many readings of one alternative (the product of its terms' readings).
+MAX_READINGS = 256
+
+
 @dataclass(frozen=True)
 class Quirks:
     """One provider's quirks, as compiled in ``data/quirks.json`` (see the module docstring)."""
@@ -259,6 +263,13 @@ class _Apply:
                 options.append([(t, "")])
                 continue
             options.append(self._term(t, notes, method, path))
+        size = 1
+        for opts in options:
+            size *= len(opts)
+        if size > MAX_READINGS:
+            # A spec claiming a provider's server can list many terms of many scopes: their product is
+            # not expanded (the alternative stays as written, all of its scopes required).
+            return [(alt, "")]
         out: list[tuple[Requirement, str]] = [((), "")]
         for opts in options:
             out = [((*a, t), "; ".join(x for x in (w, why) if x)) for a, w in out for t, why in opts]
