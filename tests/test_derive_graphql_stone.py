@@ -121,6 +121,13 @@ def test_dropbox_routes(server: LocalHTTPServer, tmp_path: Path) -> None:
     assert members.target["hints"]["principal"] == "admin"
     team_notes = [d for d, _ in r.diagnostics if d.code == "stone-team-route"]
     assert [d.path for d in team_notes] == ["/resourceAccessManifest/resources/3/spec/spec_url"]
+    # A team token's scope is an administrator's: the pick says so, as for Google's Admin SDK.
+    assert members.choice is not None
+    assert members.choice["reach"]["members.read"]["principal"] == "admin"
+    assert members.choice["fallback"] == "admin"
+    assert [d.path for d, _ in r.diagnostics if d.code == "administrator-permission"] == [
+        "/resourceAccessManifest/resource_accesses/3"
+    ]
 
 
 def test_reports_match_their_schema(server: LocalHTTPServer, tmp_path: Path) -> None:
