@@ -127,16 +127,40 @@ def test_app_only_is_never_a_users_pick() -> None:
     agent = rank_by_reach(
         [_alt("app.read"), _alt("msgs.read")], _reach_of(table), operation_id="x", identity=IdentityType.AGENT
     )
-    assert [a.scopes for a in agent.eligible] == [["app.read"], ["msgs.read"]]
+    # The agent's own identity holds the app's permission; a user's would need a user's delegation.
+    assert [a.scopes for a in agent.eligible] == [["app.read"]]
+    assert [(a.scopes, why) for a, why in agent.set_aside] == [
+        (["msgs.read"], "a user's permission, where one the app holds as itself does the job")
+    ]
 
 
-def test_admin_competes_only_when_allowed_or_alone() -> None:
-    table = {"admin.read": Reach("admin.read", Level.READ, Principal.ADMIN), "w": Reach("w", Level.WRITE)}
-    alts = [_alt("admin.read"), _alt("w")]
-    r = rank_by_reach(alts, _reach_of(table), operation_id="x", identity=IdentityType.END_USER)
-    assert [a.scopes for a in r.eligible] == [["w"]]
-    allowed = rank_by_reach(alts, _reach_of(table), operation_id="x", identity=IdentityType.END_USER, allow_admin=True)
-    assert [a.scopes for a in allowed.eligible] == [["admin.read"]]
+def test_admin_is_set_aside_while_a_users_own_does_the_job_as_narrowly() -> None:
+    """chat.admin.spaces.readonly vs chat.spaces.readonly: the user's own. The Admin SDK's read scope vs
+    cloud-platform (a write scope): the administrator's read, said out loud (fallback "admin")."""
+    table = {
+        "admin.read": Reach("admin.read", Level.READ, Principal.ADMIN),
+        "user.read": Reach("user.read", Level.READ),
+        "w": Reach("w", Level.WRITE),
+    }
+    same = rank_by_reach(
+        [_alt("admin.read"), _alt("user.read")], _reach_of(table), operation_id="x", identity=IdentityType.END_USER
+    )
+    assert ([a.scopes for a in same.eligible], same.fallback) == ([["user.read"]], "")
+    assert [(a.scopes, w) for a, w in same.set_aside] == [
+        (["admin.read"], "an administrator's permission, where a user's own does the job")
+    ]
+    lower = rank_by_reach(
+        [_alt("admin.read"), _alt("w")], _reach_of(table), operation_id="x", identity=IdentityType.END_USER
+    )
+    assert ([a.scopes for a in lower.eligible], lower.fallback) == ([["admin.read"]], "admin")
+    allowed = rank_by_reach(
+        [_alt("admin.read"), _alt("user.read")],
+        _reach_of(table),
+        operation_id="x",
+        identity=IdentityType.END_USER,
+        allow_admin=True,
+    )
+    assert sorted(a.scopes[0] for a in allowed.eligible) == ["admin.read", "user.read"]
     alone = rank_by_reach([_alt("admin.read")], _reach_of(table), operation_id="x", identity=IdentityType.END_USER)
     assert ([a.scopes for a in alone.eligible], alone.fallback) == ([["admin.read"]], "admin")
 
@@ -211,15 +235,17 @@ def test_ranking_properties(
         assert len(ranks) == 1
     if end_user:
         assert not any(x.principal is Principal.APP for a in r.eligible for x in classes(a))
+    app_own = not end_user and any(x.principal is Principal.APP for a in alts for x in classes(a))
     general_usable = [
         a
         for a in alts
         if not any(x.slice or x.deprecated for x in classes(a))
         and not (end_user and any(x.principal is Principal.APP for x in classes(a)))
+        and not (app_own and not any(x.principal is Principal.APP for x in classes(a)))
         and (allow_admin or not any(x.principal is Principal.ADMIN for x in classes(a)))
     ]
     if general_usable:
-        assert r.fallback == ""
+        assert r.fallback in ("", "admin")  # an administrator's read beats a user's write
         assert all(not any(x.slice for x in classes(a)) for a in r.eligible)
 
 

@@ -337,7 +337,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
             )
             for o in a.get("narrower") or ():
                 lines.append(
-                    f"  - narrower, if the agent only needs {md('; '.join(o['conditions']))}: "
+                    f"  - narrower, where it suffices ({md('; '.join(o['conditions']))}): "
                     + ", ".join(md_code(x) for x in o["scopes"])
                 )
         lines.append("")
