@@ -268,6 +268,26 @@ def test_a_card_url_goes_through_the_guard(api: httpx.Client) -> None:
     assert local.json()["error"]["code"] == "url-blocked"
 
 
+def test_what_a_card_names_goes_through_the_guard_and_no_file_is_read(
+    api: httpx.Client, server: LocalHTTPServer
+) -> None:
+    """Spec URLs in a posted card are checked as on the CLI: loopback and the metadata address are refused
+    by the guard (the access undetermined: 200, complete: false); file: URLs and relative paths make the
+    card invalid (422); nothing is sent, and no file is read."""
+    server.route("/spec.json", body=_spec("x:read"))
+    for url in (server.url("/spec.json"), "http://169.254.169.254/latest/meta-data"):
+        r = _post(api, "/v1/derive", _manifest(url))
+        assert (r.status_code, r.headers["x-ramscope-exit-code"]) == (200, "3"), url
+        assert r.json()["complete"] is False
+        assert r.json()["specs"][0]["error"]["code"] == "url-blocked", url
+    for url in ("file:///etc/passwd", "../../etc/passwd"):
+        r = _post(api, "/v1/derive", _manifest(url))
+        assert (r.status_code, r.headers["x-ramscope-exit-code"]) == (422, "1"), url
+        assert r.json()["specs"] == [] or all(s["sha256"] is None for s in r.json()["specs"]), url
+        assert "root:" not in r.text
+    assert server.requests == []
+
+
 def test_a_card_url_that_cannot_be_fetched_is_502(api: httpx.Client) -> None:
     """A card the upstream does not give (offline: not in the cassette) is the upstream's failure: 502."""
     r = api.post("/v1/derive", params={"url": "https://agent.example.com/"})
