@@ -535,3 +535,19 @@ def test_every_option_of_serve_and_mcp_is_in_the_cli_page() -> None:
         row = next(line for line in text.splitlines() if line.startswith(f"| `{command} "))
         for option in own:
             assert option in row, (command, option)
+
+
+def test_a_parsed_card_is_bounded_too(tmp_path: Path) -> None:
+    """A card that arrives parsed (an MCP argument) is held to the same size bound as a body."""
+    from ramscope.service import CardSource, Refusal
+    from ramscope.service.operations import derive
+
+    service = Service(Settings(cache_dir=tmp_path / "cache", offline=True), limits=ServiceLimits(max_body_bytes=1000))
+    try:
+        with pytest.raises(Refusal) as big:
+            service.pool.call(lambda e, u: derive(e, u, CardSource(doc={"x": "a" * 2000}), service.limits))
+        assert (big.value.status, big.value.code) == (413, "body-too-large")
+        small = service.pool.call(lambda e, u: derive(e, u, CardSource(doc={"resources": []}), service.limits))
+        assert small.status == 200  # within the bound: derived (an empty manifest needs nothing)
+    finally:
+        service.close()

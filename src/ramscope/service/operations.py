@@ -165,6 +165,13 @@ def load_input_card(engine: Engine, src: CardSource, limits: ServiceLimits) -> C
             # Parsed here, not by the caller, so the report's diagnostics carry line and column.
             return load_card(src.data, name=src.label, limits=limits.card_limits())
         if src.doc is not None:
+            # Already parsed (an MCP argument, a part of a diff or check body): bounded all the same.
+            try:
+                size = len(orjson.dumps(src.doc))
+            except TypeError as exc:
+                raise Refusal(400, "bad-input", f"the card is not JSON: {exc}") from None
+            if size > limits.max_body_bytes:
+                raise Refusal(413, "body-too-large", f"the card is over the limit of {limits.max_body_bytes:,} bytes")
             return load_card(src.doc, name=src.label)
     except RamscopeError as exc:
         raise refusal_of(exc) from None
