@@ -25,9 +25,17 @@ from ..privilege import (
     fits,
 )
 from ..providers.catalog import Catalog
-from ..providers.reach import Reach, classify, operation_note, provider_of
+from ..providers.reach import (
+    Reach,
+    classify,
+    endpoint_families,
+    family_known,
+    operation_note,
+    permission_family,
+    provider_of,
+)
 from ..providers.universe import Universe
-from ..specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecKind
+from ..specs.model import FlowKind, OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from .reach import Ranked, rank_by_reach
 from .records import (
     _alt_label,
@@ -142,7 +150,7 @@ class Choosing(RunState):
         api = _api_of(space, entry)
         choice = choose_least_privilege(space, candidates, api=api) if candidates else None
         if choice is not None and p.catalog_entry is not None and pin is None:
-            choice, method = self._provider_least(p, space, candidates, choice, api, method, effects)
+            choice, method = self._provider_least(p, space, candidates, choice, api, method, effects, ranked)
         if choice is not None and ranked is not None:
             choice = self._suspect(p, choice, ranked, space, api)
         if choice is None:
@@ -228,17 +236,21 @@ class Choosing(RunState):
                 return hit
             description = ""
             provider = ""
+            app_only = False
             if p.catalog is not None:
                 provider = p.catalog.name
                 perm = p.catalog.permission(scheme_name, scope)
                 description = perm.description if perm is not None else ""
+                # Graph's application permissions, a GitHub App's installation token: only the app holds them.
+                cs = p.catalog.scheme_map.get(scheme_name)
+                app_only = cs is not None and cs.flow_kinds == frozenset({FlowKind.CLIENT_CREDENTIALS})
             else:
                 # A provider's own words over a spec's: a foreign spec may describe a provider's scope otherwise.
                 description = next((u.descriptions[scope] for u in self.space.universes if scope in u.descriptions), "")
                 if not description:
                     scheme = index.scheme_map.get(scheme_name)
                     description = (scheme.scope_description(scope) or "") if scheme is not None else ""
-            hit = cache[key] = classify(scope, description or "", provider=provider)
+            hit = cache[key] = classify(scope, description or "", provider=provider, app_only=app_only)
             return hit
 
         return reach_of
@@ -258,8 +270,14 @@ class Choosing(RunState):
         offered = {alt.atoms: rs for alt, rs in ranked.narrower}
         by_scopes = {tuple(alt.scopes): alt for alt in candidates}
         for item in listed:
-            alt = by_scopes.get(tuple(item["scopes"]))
-            item["reach"] = {s: ranked.classes[s].to_dict() for s in item["scopes"] if s in ranked.classes} or None
+            # An incompatible alternative of another scheme may name the same scopes (Graph's delegated and
+            # application Mail.Read): it was never ranked, so it gets no class of the compatible one.
+            alt = by_scopes.get(tuple(item["scopes"])) if item.get("compatible", True) else None
+            item["reach"] = (
+                {s: ranked.classes[s].to_dict() for s in item["scopes"] if s in ranked.classes} or None
+                if alt is not None
+                else None
+            )
             item["set_aside"] = why.get(alt.atoms) if alt is not None else None
             rs = offered.get(alt.atoms) if alt is not None else None
             item["narrower"] = "; ".join(r.narrowing for r in rs) if rs else None
@@ -348,9 +366,15 @@ class Choosing(RunState):
         api: str | None,
         method: str,
         effects: list[dict[str, Any]],
+        ranked: Ranked | None = None,
     ) -> tuple[Choice, str]:
         """Where the provider marks permissions least privileged for this endpoint and scheme, choose
-        among those by grant set; say so when the unrestricted lattice would have chosen otherwise."""
+        among those by grant set; say so when the unrestricted lattice would have chosen otherwise.
+
+        ``candidates`` are what :func:`~ramscope.derive.reach.rank_by_reach` left: the general,
+        lowest-level alternatives. A mark on one it set aside (limited, a slice, a higher level) does
+        not win; a mark on a permission of another resource family than the endpoint's, where one of
+        the endpoint's own family is eligible, is suspect and yields to it."""
         entry = p.catalog_entry
         assert entry is not None
         marked = [
@@ -359,7 +383,8 @@ class Choosing(RunState):
             if alt.terms and all(t.scopes and set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms)
         ]
         if not marked:
-            return choice, method
+            return self._marks_set_aside(p, space, candidates, choice, api, method, ranked)
+        marked = self._family_consistent(p, candidates, marked)
         best = choose_least_privilege(space, marked, api=api)
         assert best is not None
         effects.append({"effect": "provider-least", "scopes": sorted({s for m in marked for s in m.scopes})})
@@ -378,6 +403,102 @@ class Choosing(RunState):
                 )
             )
         return best, "provider-least"
+
+    def _marks_set_aside(
+        self,
+        p: Pending,
+        space: GrantSpace,
+        candidates: Sequence[Alternative],
+        choice: Choice,
+        api: str | None,
+        method: str,
+        ranked: Ranked | None,
+    ) -> tuple[Choice, str]:
+        """The provider marks only alternatives the ranking set aside (Graph's ``Mail.ReadBasic`` and
+        ``Mail.ReadWrite`` on GET /me/messages): among the eligible, the marked permissions' kin (the
+        same resource family: ``Mail.Read``) before any other, and the marks' fate said."""
+        entry = p.catalog_entry
+        if entry is None or ranked is None:
+            return choice, method
+        schemes = {t.scheme for alt in candidates for t in alt.terms}
+        why = {alt.atoms: w for alt, w in ranked.set_aside}
+        why.update(
+            {alt.atoms: "reaches only part of the data: " + "; ".join(r.narrowing for r in rs) for alt, rs in ranked.narrower}
+        )
+        alts = [
+            alt
+            for alt in (*(a for a, _ in ranked.set_aside), *(a for a, _ in ranked.narrower))
+            if alt.terms
+            and all(t.scheme in schemes and set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms)
+        ]
+        if not alts:
+            return choice, method
+        # Kin: a family that begins like a marked one's (Group of Group-NestingSupport, ChatMember of Chat).
+        families = {permission_family(s) for alt in alts for s in alt.scopes}
+        kin = [
+            alt
+            for alt in candidates
+            if alt.scopes and all(any(permission_family(s).startswith(f) for f in families) for s in alt.scopes)
+        ]
+        best = choose_least_privilege(space, kin, api=api) if kin else None
+        if best is not None:
+            choice, method = best, "provider-least"
+        self.diags.append(
+            (
+                CATALOG_LEAST_DIFFERS(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the provider marks "
+                    + "; ".join(f"{_alt_label(alt)} ({why[alt.atoms]})" for alt in alts)
+                    + f" least privileged for {entry.method} {entry.path}, but none of them does the job in general; "
+                    + (
+                        f"{_alt_label(choice.alternative)}, of the same family, is used"
+                        if best is not None
+                        else f"{_alt_label(choice.alternative)} is used"
+                    ),
+                    data={"marked": [alt.scopes for alt in alts], "lattice": choice.alternative.scopes},
+                ),
+                None,
+            )
+        )
+        return choice, method
+
+    def _family_consistent(
+        self, p: Pending, candidates: Sequence[Alternative], marked: list[Alternative]
+    ) -> list[Alternative]:
+        """The marked alternatives, unless they all belong to another resource family than the endpoint
+        (``Calendars.ReadWrite`` marked on a mail upload session) while an eligible one of its own family
+        is listed: then those, with both readings stated."""
+        entry = p.catalog_entry
+        assert entry is not None
+        assert p.catalog is not None
+        families = endpoint_families(p.catalog.name, entry.path)
+        if not families:
+            return marked
+
+        def own(alt: Alternative) -> bool:
+            return bool(alt.scopes) and all(permission_family(s) in families for s in alt.scopes)
+
+        # Only a family the table knows tells something by its absence (a group's calendar lists Group.*).
+        if any(own(m) or not all(family_known(p.catalog.name, permission_family(s)) for s in m.scopes) for m in marked):
+            return marked
+        consistent = [alt for alt in candidates if own(alt)]
+        if not consistent:
+            return marked
+        self.diags.append(
+            (
+                PROVIDER_DATA_SUSPECT(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the provider marks {', '.join(_alt_label(m) for m in marked)} least "
+                    f"privileged for {entry.method} {entry.path}, a permission of another resource family than "
+                    f"the endpoint's ({', '.join(sorted(families))}); read as the provider wrote it, the pick would be "
+                    f"{' or '.join(_alt_label(m) for m in marked)}; read by the endpoint's family, "
+                    f"{' or '.join(_alt_label(c) for c in consistent)}, which is picked",
+                    data={"marked": [m.scopes for m in marked], "family": [c.scopes for c in consistent]},
+                ),
+                None,
+            )
+        )
+        return consistent
 
     def _pin(self, a: ResourceAccess, op: Operation) -> Pin | None:
         pin = self.policy.pin_for(a.id, op.id)

@@ -1,0 +1,38 @@
+"""GitHub's permissions classed: fine-grained ``<permission>:<level>`` atoms and classic OAuth scopes.
+
+Fine-grained permissions (GitHub Apps, fine-grained personal access tokens) say their level in the
+atom: ``read`` < ``write`` < ``admin`` (GitHub: "Permissions for GitHub Apps",
+https://docs.github.com/en/rest/authentication/permissions-required-for-github-apps). Which data
+they reach is the repositories or organisation the token was granted (chosen at installation or
+token creation), so none is a slice of it.
+
+Classic OAuth scopes (OAuth Apps, classic personal access tokens) are classed from GitHub's own
+scope table (``classic.py``, vendored from github/docs): the level and, where the scope is a part
+of a broader one (``public_repo`` of ``repo``, ``read:org`` of ``admin:org``), what it leaves out.
+"""
+
+from __future__ import annotations
+
+from .reach import Level, Principal, Reach
+
+__all__ = ["classify_github"]
+
+_FINE_SOURCE = "https://docs.github.com/en/rest/authentication/permissions-required-for-github-apps"
+_LEVELS = {"read": Level.READ, "write": Level.WRITE, "admin": Level.MANAGE}
+
+
+def classify_github(scope: str, name: str, description: str, *, app_only: bool) -> Reach:
+    """The class of a GitHub fine-grained permission or classic scope."""
+    principal = Principal.APP if app_only else Principal.USER
+    perm, sep, lv = name.rpartition(":")
+    if sep and lv in _LEVELS and perm:
+        why = f"the fine-grained level {lv!r}"
+        if app_only:
+            why += "; an installation token: the app holds it without a signed-in user"
+        return Reach(scope, _LEVELS[lv], principal, source=_FINE_SOURCE, why=why)
+    from .classic import classic_reach  # noqa: PLC0415 - the classic table, loaded when used
+
+    hit = classic_reach(scope, principal)
+    if hit is not None:
+        return hit
+    return Reach(scope, Level.UNKNOWN, principal, source="none", why="not a GitHub permission ramscope knows")
