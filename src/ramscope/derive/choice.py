@@ -422,9 +422,8 @@ class Choosing(RunState):
             return choice, method
         schemes = {t.scheme for alt in candidates for t in alt.terms}
         why = {alt.atoms: w for alt, w in ranked.set_aside}
-        why.update(
-            {alt.atoms: "reaches only part of the data: " + "; ".join(r.narrowing for r in rs) for alt, rs in ranked.narrower}
-        )
+        for alt, rs in ranked.narrower:
+            why[alt.atoms] = "reaches only part of the data: " + "; ".join(r.narrowing for r in rs)
         alts = [
             alt
             for alt in (*(a for a, _ in ranked.set_aside), *(a for a, _ in ranked.narrower))

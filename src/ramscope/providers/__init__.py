@@ -85,7 +85,7 @@ def catalog(name: str) -> Catalog | None:
     module = importlib.import_module(hit[0])
     from .catalog import decode  # noqa: PLC0415
 
-    return decode(data, module.normalise_path)
+    return decode(data, module.normalise_path, getattr(module, "twins", None))
 
 
 def catalog_for_servers(server_urls: Sequence[str]) -> Catalog | None:

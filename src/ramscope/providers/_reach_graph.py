@@ -97,7 +97,9 @@ def _limits(op: str, description: str) -> tuple[str, ...]:
         return ()
     m = _LEAVES_OUT.search(description)
     said = m.group(1).strip().rstrip(",;") if m else ""
-    return (f"basic properties only ({said})" if said else "basic properties only, as Microsoft defines them per resource",)
+    if said:
+        return (f"basic properties only ({said})",)
+    return ("basic properties only, as Microsoft defines them per resource",)
 
 
 def classify_graph(scope: str, name: str, description: str, *, app_only: bool) -> Reach:

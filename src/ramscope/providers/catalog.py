@@ -42,7 +42,7 @@ import gzip
 import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -105,6 +105,8 @@ class CatalogEntry:
 
 #: A provider's path normaliser: the same function maps the catalog's and the spec's spellings.
 Normaliser = Callable[[str], str]
+#: A provider's documented twins of a normalised path, nearest first, each with what it means.
+Twins = Callable[[str], tuple[tuple[str, str], ...]]
 #: A provider's inclusions by name: the short names a permission includes (Microsoft:
 #: ``X.ReadWrite`` includes ``X.Read``).
 Implied = Callable[[str], tuple[str, ...]]
@@ -124,6 +126,9 @@ class Catalog:
     #: The compiled parts, each a JSON text parsed when first needed (see the module docstring).
     parts: Mapping[str, Any] = field(repr=False)
     normalise: Normaliser = field(compare=False, repr=False)
+    #: The provider's documented twins of a normalised path (Graph: ``/me/x`` and ``/users/{id}/x``),
+    #: tried when the path itself has no entry.
+    twins: Twins | None = field(default=None, compare=False, repr=False)
 
     def _part(self, name: str) -> Any:
         try:
@@ -249,10 +254,21 @@ class Catalog:
         return exact, deep
 
     def lookup(self, method: str, path: str) -> CatalogEntry | None:
-        """The entry for ``method`` on the spec path ``path`` (relative to the API's server), if any."""
-        exact, deep = self._table
+        """The entry for ``method`` on the spec path ``path`` (relative to the API's server), if any;
+        else the entry of the path's documented twin, with a note saying which."""
         key = self.normalise(path)
-        m = method.upper()
+        hit = self._lookup(method.upper(), key)
+        if hit is not None or self.twins is None:
+            return hit
+        for twin, meaning in self.twins(key):
+            hit = self._lookup(method.upper(), twin)
+            if hit is not None:
+                note = f"{self.name} lists this endpoint as its documented twin {hit.method} {hit.path}: {meaning}"
+                return replace(hit, notes=(note,))
+        return None
+
+    def _lookup(self, m: str, key: str) -> CatalogEntry | None:
+        exact, deep = self._table
         i = exact.get(f"{m} {key}")
         if i is not None:
             return self.entry(i)
@@ -376,7 +392,7 @@ def encode(
     return gzip.compress(orjson.dumps(body), compresslevel=9, mtime=0)
 
 
-def decode(data: bytes, normalise: Normaliser) -> Catalog:
+def decode(data: bytes, normalise: Normaliser, twins: Twins | None = None) -> Catalog:
     """The catalog in ``data``, its structure checked (every reference in range, every scheme
     defined); its entries are decoded only when looked up."""
     if len(data) > MAX_COMPRESSED_BYTES:
@@ -414,6 +430,7 @@ def decode(data: bytes, normalise: Normaliser) -> Catalog:
             count=count,
             parts=parts,
             normalise=normalise,
+            twins=twins,
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, CatalogError):

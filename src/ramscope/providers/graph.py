@@ -56,6 +56,7 @@ __all__ = [
     "least_privilege_agreement",
     "normalise_path",
     "scope_string",
+    "twins",
 ]
 
 NAME = "microsoft-graph"
@@ -152,6 +153,27 @@ def normalise_path(path: str) -> str:
         segs.extend(_segment(raw))
     out = "/" + "/".join(segs)
     return f"{out}?{query}" if query else out
+
+
+_USERS_ID = "/users/{id}"
+
+
+def twins(npath: str) -> tuple[tuple[str, str], ...]:
+    """The documented twin of a normalised path, with what using it means: ``/me/x`` is
+    ``/users/{id}/x`` for the signed-in user, and back (Microsoft documents most endpoints under both
+    spellings on one page, "HTTP request": ``/me/sendMail`` and ``/users/{id | userPrincipalName}/sendMail``,
+    but its permissions data often lists only one)."""
+    if npath == "/me" or npath.startswith(("/me/", "/me?")):
+        return ((_USERS_ID + npath[3:], "/me is /users/{id} for the signed-in user"),)
+    if npath == _USERS_ID or npath.startswith((_USERS_ID + "/", _USERS_ID + "?")):
+        return (
+            (
+                "/me" + npath[len(_USERS_ID) :],
+                "the signed-in user's own data; another user's may need a .Shared or .All permission, "
+                "and application permissions are listed for /me though Graph refuses /me without a signed-in user",
+            ),
+        )
+    return ()
 
 
 #: Note on every /me entry that lists application permissions (see build()).
