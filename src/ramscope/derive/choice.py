@@ -205,12 +205,84 @@ class Choosing(RunState):
                 "candidates": [_alt_label(r) for r, _ in choice.rivals],
                 "rivals": [_rival(r, m, choice.granted, ranked) for r, m in choice.rivals],
             }
-            | (_reach_json(ranked, alt) if ranked is not None else {}),
+            | (_reach_json(ranked, alt) if ranked is not None else {})
+            | self._catalog_json(p, alt, grants),
             scope_servers={atom.scope: atom.namespace for atom in sorted(alt.atoms) if atom.is_scope},
             scope_names=_scope_names(p, alt),
             admin_consent=_admin_consent(p, alt),
         )
         return Outcome(a, key, record, grants, tuple(candidates), alt)
+
+    def _catalog_json(self, p: Pending, alt: Alternative, grants: SpecGrants) -> dict[str, Any]:
+        """What a catalog says beside the pick: permissions needed only under a condition (not ANDed),
+        what the provider says of calls without authentication, and for GitHub the token family."""
+        entry = p.catalog_entry
+        if p.catalog is None or entry is None:
+            return {}
+        schemes = {t.scheme for t in alt.terms}
+        out: dict[str, Any] = {
+            "conditional": [
+                {"scopes": [scope], "condition": cond} for scheme, scope, cond in entry.conditional if scheme in schemes
+            ],
+            "public": entry.public or None,
+        }
+        if p.catalog.name == "github":
+            out["token_family"] = self._token_family(p, alt, grants)
+        return out
+
+    def _token_family(self, p: Pending, alt: Alternative, grants: SpecGrants) -> dict[str, Any] | None:
+        """GitHub: which token family the pick is of, why (the policy, or the endpoint takes no other),
+        and the other family's own least pick for the same access, so both are in the report."""
+        from ..providers.github import CLASSIC, USER  # noqa: PLC0415 - the provider's names
+
+        families = {USER: "fine-grained", CLASSIC: "classic"}
+        picked = next((families[t.scheme] for t in alt.terms if t.scheme in families), None)
+        if picked is None:
+            # An installation token: one family only.
+            return None
+        wanted = self.policy.github_family
+        why = None
+        entry = p.catalog_entry
+        if picked != wanted and entry is not None:
+            why = next(
+                (n for n in entry.notes if "does not work with" in n or "not recorded" in n),
+                f"the endpoint lists no {wanted} permission",
+            )
+        other_scheme = USER if picked == "classic" else CLASSIC
+        other_why = None
+        full = p.catalog_full or entry
+        other: list[str] | None = None
+        if full is not None:
+            reqs = tuple(r for r in full.requirements if all(t.scheme == other_scheme for t in r))
+            alts = [
+                a
+                for a in grants.alternatives_of(reqs)
+                if fits(a.terms, grants.index.scheme_map, p.access.identity_used).ok and a.scopes
+            ]
+            if alts:
+                ranked = rank_by_reach(
+                    alts,
+                    self._reach_of(p),
+                    operation_id=p.found.entry.operation_id or p.found.entry.key,
+                    identity=p.access.identity_used,
+                    allow_admin=self.policy.allow_admin,
+                )
+                best = choose_least_privilege(self.space, list(ranked.eligible), api=None) if ranked.eligible else None
+                other = best.alternative.scopes if best is not None else None
+            elif entry is not None:
+                other_why = next(
+                    (n for n in full.notes if "does not work with" in n or "not recorded" in n),
+                    "the endpoint lists no permission of that family",
+                )
+        return {
+            "picked": picked,
+            "why": why,
+            "other": {
+                "family": "classic" if picked == "fine-grained" else "fine-grained",
+                "scopes": other,
+                "why": other_why,
+            },
+        }
 
     def _provider(self, p: Pending, requirements: Any) -> str:
         """Whose permissions these are: the catalog's provider, else what the scopes' spelling says."""

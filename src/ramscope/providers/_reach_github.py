@@ -30,9 +30,24 @@ def classify_github(scope: str, name: str, description: str, *, app_only: bool) 
         if app_only:
             why += "; an installation token: the app holds it without a signed-in user"
         return Reach(scope, _LEVELS[lv], principal, source=_FINE_SOURCE, why=why)
-    from .classic import classic_reach  # noqa: PLC0415 - the classic table, loaded when used
+    return _classic(scope, name, principal)
 
-    hit = classic_reach(scope, principal)
-    if hit is not None:
-        return hit
-    return Reach(scope, Level.UNKNOWN, principal, source="none", why="not a GitHub permission ramscope knows")
+
+_CLASSIC_SOURCE = "https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/scopes-for-oauth-apps#available-scopes"
+_PREFIXES = (
+    ("read:", Level.READ),
+    ("write:", Level.WRITE),
+    ("delete:", Level.WRITE),
+    ("admin:", Level.MANAGE),
+    ("manage_", Level.MANAGE),
+)
+
+
+def _classic(scope: str, name: str, principal: Principal) -> Reach:
+    """A classic scope by GitHub's naming (``read:org`` < ``write:org`` < ``admin:org``); the bare names
+    (``repo``, ``gist``, ``notifications`` ...) are classed in the reviewed table (``data/reach.json``)."""
+    for prefix, level in _PREFIXES:
+        if name.startswith(prefix):
+            why = f"a classic scope named {prefix!r}: {level.name.lower()}"
+            return Reach(scope, level, principal, source=_CLASSIC_SOURCE, why=why)
+    return Reach(scope, Level.UNKNOWN, principal, source="none", why="a classic scope the naming does not class")

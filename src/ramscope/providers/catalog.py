@@ -31,7 +31,8 @@ Graph endpoint parses the keys, one block, the universe and the permissions, not
        "permissions": JSON of [[scope, short, scheme, description, admin_description,
                                 admin_consent, privilege_level or null], ...],
        "entries": [JSON of up to ENTRY_BLOCK entries [METHOD, path, [[term, ...] per alternative],
-                   [[scheme, [scopes]], ...] (least marks), [notes]], ...],
+                   [[scheme, [scopes]], ...] (least marks), [notes],
+                   optionally {"conditional": [[scheme, scope, condition]], "public": text}], ...],
        "keys": JSON of ["METHOD normalised-path" per entry],
        "universe": JSON of [[[[scheme, scope] (strings)], [delta-coded entries]], ...]}}
 """
@@ -97,6 +98,11 @@ class CatalogEntry:
     #: scheme -> the scopes the provider marks least privileged for this endpoint and scheme.
     least: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: (scheme, scope, condition): needed besides the pick only under the condition, not ANDed
+    #: (GitHub's ``workflows:write`` for files under ``.github/workflows``).
+    conditional: tuple[tuple[str, str, str], ...] = ()
+    #: What the provider says of calls without authentication ("" = nothing): public resources.
+    public: str = ""
 
     @property
     def key(self) -> str:
@@ -206,8 +212,13 @@ class Catalog:
 
     def _decode_entry(self, i: int) -> CatalogEntry:
         try:
-            method, path, alts, least, notes = self._raw_entry(i)
-        except (IndexError, TypeError, ValueError, orjson.JSONDecodeError) as exc:
+            # A sixth element, {"conditional": [[scheme, scope, condition], ...], "public": text}, is optional.
+            raw = self._raw_entry(i)
+            method, path, alts, least, notes = raw[:5]
+            extra = raw[5] if len(raw) > 5 else {}
+            conditional = tuple((str(a), str(b), str(c)) for a, b, c in extra.get("conditional", ()))
+            public = str(extra.get("public", ""))
+        except (IndexError, TypeError, ValueError, AttributeError, orjson.JSONDecodeError) as exc:
             raise CatalogError(f"catalog {self.name}: entry {i} is malformed: {exc!r}") from exc
         n, nterms = len(self.strings), len(self.terms)
         if (
@@ -230,6 +241,8 @@ class Catalog:
             reqs,
             {strings[sch]: tuple(strings[x] for x in scopes) for sch, scopes in least},
             tuple(str(n) for n in notes),
+            conditional,
+            public,
         )
 
     @cached_property
@@ -359,6 +372,11 @@ def encode(
             [[sid(k), [sid(x) for x in v]] for k, v in e.least.items()],
             list(e.notes),
         ]
+        + (
+            [{"conditional": [list(c) for c in e.conditional]} | ({"public": e.public} if e.public else {})]
+            if e.conditional or e.public
+            else []
+        )
         for e in entries
     ]
     # Before "strings" is written: the universe's inclusions may name permissions no entry lists.
