@@ -144,7 +144,8 @@ def fine(spec_server: LocalHTTPServer, tmp_path_factory: pytest.TempPathFactory)
 
 @pytest.fixture(scope="module")
 def classic(spec_server: LocalHTTPServer, tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    return run(spec_server, tmp_path_factory.mktemp("gh-classic"), policy_from_dict({"catalogs": {"github": "classic"}}))
+    policy = policy_from_dict({"catalogs": {"github": "classic"}})
+    return run(spec_server, tmp_path_factory.mktemp("gh-classic"), policy)
 
 
 def test_put_contents_is_contents_write_with_the_workflows_condition(fine: list[dict[str, Any]]) -> None:

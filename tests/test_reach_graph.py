@@ -79,13 +79,15 @@ def test_the_operation_of_the_name_sets_the_level(short: str, level: Level) -> N
 
 
 def test_read_basic_carries_its_limits_from_microsofts_text() -> None:
-    """Mail.ReadBasic reads mail without bodies: a limit, stated; Chat.ReadBasic's own text has none."""
+    """Mail.ReadBasic reads mail without bodies: a limit, stated; where Microsoft's text names none, a
+    general one."""
     assert cls("Mail.ReadBasic").limits == ("no body, previewBody, attachments or extended properties of a message",)
     assert cls("Calendars.ReadBasic").limits == ("no body, attachments or extensions of an event",)
     assert cls("PrintJob.ReadBasic").limits == (
         "basic properties only (Does not allow access to print job document content)",
     )
-    assert cls("Chat.ReadBasic").limits == ("basic properties only, as Microsoft defines them per resource",)
+    assert cls("GroupMember.ReadBasic.All").limits == ("basic properties only, as Microsoft defines them per resource",)
+    assert cls("Chat.ReadBasic").limits == ("chats' names, members and descriptions only: no messages",)
     assert cls("Mail.Read").limits == ()
 
 
@@ -203,7 +205,13 @@ def test_list_columns_reads_sites_not_manage(report: Report) -> None:
 
 
 def test_chat_members_read_not_read_write(report: Report) -> None:
-    assert access(report, "chat-members")["scopes"] == [G + "ChatMember.Read"]
+    """Microsoft marks Chat.ReadBasic and ChatMember.ReadWrite: the read one, whose limit (no messages)
+    listing members never reaches, does the job."""
+    a = access(report, "chat-members")
+    assert a["scopes"] == [G + "Chat.ReadBasic"]
+    assert a["choice"]["reach"][G + "Chat.ReadBasic"]["limits"] == [
+        "chats' names, members and descriptions only: no messages"
+    ]
 
 
 def test_messages_read_with_read_basic_offered_with_its_limits(report: Report) -> None:
