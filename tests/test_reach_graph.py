@@ -164,6 +164,7 @@ CASES: list[tuple[str, str, dict[str, str], str]] = [
     ("send-mail-typo", "/me/sendMails", {"http_method": "POST"}, "END_USER"),
     ("user", "", {"operation_id": "users.user.GetUser"}, "END_USER"),
     ("messages-agent", "", {"operation_id": "users.ListMessages"}, "AGENT"),
+    ("update-channel-message", "", {"operation_id": "teams.channels.UpdateMessages"}, "END_USER"),
 ]
 
 
@@ -285,3 +286,32 @@ def test_graph_gets_never_get_a_write_where_a_read_is_listed(report: Report) -> 
             continue
         levels = {v["level"] for v in a["choice"]["reach"].values()}
         assert levels == {"read"}, a["target"]["operation_id"]
+
+
+def test_a_delegated_gap_filled_from_microsofts_reference(report: Report) -> None:
+    """permissions.json lists only application permissions for updating a channel message; Microsoft's
+    API reference documents ChannelMessage.ReadWrite (vendor/microsoft-graph/additions.json)."""
+    a = access(report, "update-channel-message")
+    assert a["complete"]
+    assert a["scopes"] == [G + "ChannelMessage.ReadWrite"]
+    assert a["choice"]["method"] == "provider-least"
+
+
+def test_an_addition_must_name_a_defined_permission_and_fill_a_gap(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from ramscope.providers.graph import build
+
+    vendor = Path(__file__).resolve().parent.parent / "vendor" / "microsoft-graph"
+    for name in ("permissions.json", "LICENSE", "SOURCES.md"):
+        shutil.copy(vendor / name, tmp_path / name)
+    doc = json.loads((vendor / "additions.json").read_text("utf-8"))
+    doc["additions"][0]["permissions"] = ["ChannelMessage.ReadWriteEverything"]
+    (tmp_path / "additions.json").write_text(json.dumps(doc), "utf-8")
+    with pytest.raises(ValueError, match=r"is not a DelegatedWork permission of permissions\.json"):
+        build(tmp_path)
+    doc["additions"][0] |= {"permissions": ["Chat.ReadWrite"], "paths": ["/chats/{chat-id}/messages/{message-id}"]}
+    (tmp_path / "additions.json").write_text(json.dumps(doc), "utf-8")
+    with pytest.raises(ValueError, match="already lists DelegatedWork permissions"):
+        build(tmp_path)

@@ -322,6 +322,7 @@ def build(vendor_dir: Path) -> bytes:
                         if scheme_key in marked:
                             least[k][scheme].add(short)
 
+    added = _additions(vendor_dir, defined, grants, least)
     scheme_rank = {SCHEME_NAMES[k]: i for i, k in enumerate(order)}
     entries: list[CatalogEntry] = []
     for method, npath in sorted(grants):
@@ -342,6 +343,7 @@ def build(vendor_dir: Path) -> bytes:
             # No alternative left would read as "needs nothing": no entry, the operation stays undetermined.
             continue
         marks = {k: v for k, v in least.get((method, npath), {}).items() if k in schemes}
+        notes += tuple(added.get((method, npath), ()))
         spelled = sorted(spellings[(method, npath)])
         if len(spelled) > 1:
             # Several upstream spellings merged into this entry: say which, for whoever traces it back.
@@ -358,15 +360,64 @@ def build(vendor_dir: Path) -> bytes:
                 notes=notes,
             )
         )
+    version = f"{source['date']}+{source['commit'][:8]}"
+    if added:
+        # ramscope's reviewed additions change the catalog: its version says so.
+        sha = hashlib.sha256((vendor_dir / ADDITIONS).read_bytes()).hexdigest()
+        version += f".r{sha[:8]}"
+        source["additions"] = {"file": f"vendor/microsoft-graph/{ADDITIONS}", "sha256": sha}
     return encode(
         name=NAME,
-        version=f"{source['date']}+{source['commit'][:8]}",
+        version=version,
         source=source,
         servers=SERVERS,
         schemes=_schemes(permissions),
         permissions=permissions,
         entries=entries,
     )
+
+
+ADDITIONS = "additions.json"
+
+
+def _additions(
+    vendor_dir: Path,
+    defined: set[tuple[str, str]],
+    grants: dict[tuple[str, str], dict[str, dict[str, set[str]]]],
+    least: dict[tuple[str, str], dict[str, set[str]]],
+) -> dict[tuple[str, str], list[str]]:
+    """Merge ``vendor_dir/additions.json`` (ramscope's reviewed additions, each with its source) into
+    the grants; (METHOD, normalised path) -> the notes saying so. A permission it names must exist in
+    permissions.json under that scheme; an addition where permissions.json already lists the scheme
+    is refused (it is a gap filler, not an override)."""
+    path = vendor_dir / ADDITIONS
+    if not path.exists():
+        return {}
+    doc = orjson.loads(path.read_bytes())
+    if not isinstance(doc, dict) or doc.get("format") != 1 or not isinstance(doc.get("additions"), list):
+        raise ValueError(f"{path}: not an additions file of format 1")
+    notes: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for i, add in enumerate(doc["additions"]):
+        where = f"{path}: additions[{i}]"
+        key, method = str(add.get("scheme", "")), str(add.get("method", "")).upper()
+        if key not in SCHEME_NAMES or not add.get("source") or not add.get("permissions"):
+            raise ValueError(f"{where}: needs a scheme of {sorted(SCHEME_NAMES)}, permissions and a source")
+        scheme = SCHEME_NAMES[key]
+        for short in add["permissions"]:
+            if (key, short) not in defined:
+                raise ValueError(f"{where}: {short} is not a {key} permission of permissions.json")
+        for raw in add.get("paths") or ():
+            k = (method, normalise_path(str(raw)))
+            if scheme in grants.get(k, {}):
+                raise ValueError(f"{where}: permissions.json already lists {key} permissions for {method} {raw}")
+            for short in add["permissions"]:
+                grants[k][scheme].setdefault(short, set()).add("")
+            least[k][scheme].update(str(x) for x in add.get("least") or ())
+            notes[k].append(
+                f"{key} permissions added from Microsoft's API reference, reviewed {add.get('reviewed', '')}: "
+                f"{add['source']}"
+            )
+    return dict(notes)
 
 
 # --------------------------------------------------------------------------- least-privilege marks
