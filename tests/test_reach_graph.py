@@ -290,28 +290,27 @@ def test_graph_gets_never_get_a_write_where_a_read_is_listed(report: Report) -> 
 
 def test_a_delegated_gap_filled_from_microsofts_reference(report: Report) -> None:
     """permissions.json lists only application permissions for updating a channel message; Microsoft's
-    API reference documents ChannelMessage.ReadWrite (vendor/microsoft-graph/additions.json)."""
+    API reference documents ChannelMessage.ReadWrite (providers/data/microsoft-graph.additions.json)."""
     a = access(report, "update-channel-message")
     assert a["complete"]
     assert a["scopes"] == [G + "ChannelMessage.ReadWrite"]
     assert a["choice"]["method"] == "provider-least"
 
 
-def test_an_addition_must_name_a_defined_permission_and_fill_a_gap(tmp_path: Path) -> None:
+def test_an_addition_must_name_a_defined_permission_and_fill_a_gap() -> None:
     import json
-    import shutil
 
-    from ramscope.providers.graph import build
+    from ramscope.providers.graph import build_from, shipped_additions
 
     vendor = Path(__file__).resolve().parent.parent / "vendor" / "microsoft-graph"
-    for name in ("permissions.json", "LICENSE", "SOURCES.md"):
-        shutil.copy(vendor / name, tmp_path / name)
-    doc = json.loads((vendor / "additions.json").read_text("utf-8"))
+    data = (vendor / "permissions.json").read_bytes()
+    source = {"date": "2026-08-07", "commit": "", "sha256": "0" * 64}
+    shipped = shipped_additions()
+    assert shipped is not None
+    doc = json.loads(shipped)
     doc["additions"][0]["permissions"] = ["ChannelMessage.ReadWriteEverything"]
-    (tmp_path / "additions.json").write_text(json.dumps(doc), "utf-8")
     with pytest.raises(ValueError, match=r"is not a DelegatedWork permission of permissions\.json"):
-        build(tmp_path)
+        build_from(data, source, json.dumps(doc).encode())
     doc["additions"][0] |= {"permissions": ["Chat.ReadWrite"], "paths": ["/chats/{chat-id}/messages/{message-id}"]}
-    (tmp_path / "additions.json").write_text(json.dumps(doc), "utf-8")
     with pytest.raises(ValueError, match="already lists DelegatedWork permissions"):
-        build(tmp_path)
+        build_from(data, source, json.dumps(doc).encode())

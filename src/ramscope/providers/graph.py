@@ -31,6 +31,7 @@ import hashlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ __all__ = [
     "SERVERS",
     "Agreement",
     "build",
+    "build_from",
     "choose",
     "grant_sets",
     "implied",
@@ -266,10 +268,21 @@ def build(vendor_dir: Path) -> bytes:
     """Compile ``vendor_dir/permissions.json`` into the catalog form; same input, same bytes."""
     data = (vendor_dir / "permissions.json").read_bytes()
     source = _provenance(vendor_dir, data)
-    raw = orjson.loads(data)
+    return build_from(data, source, shipped_additions(), origin=str(vendor_dir / "permissions.json"))
+
+
+def build_from(
+    data: bytes, source: dict[str, Any], additions: bytes | None = None, *, origin: str = "permissions.json"
+) -> bytes:
+    """Compile Microsoft's ``permissions.json`` (``data``) with ``source`` as its provenance, and
+    ramscope's reviewed ``additions`` (``additions.json``'s bytes) if any."""
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{origin}: not JSON: {exc}") from exc
     perms_raw = raw.get("permissions") if isinstance(raw, dict) else None
     if not isinstance(perms_raw, dict):
-        raise ValueError(f"{vendor_dir / 'permissions.json'}: $.permissions: expected an object")
+        raise ValueError(f"{origin}: $.permissions: expected an object")
 
     order = list(SCHEME_NAMES)
     permissions: list[Permission] = []
@@ -283,7 +296,7 @@ def build(vendor_dir: Path) -> bytes:
         body = perms_raw[short]
         where = f"$.permissions[{short!r}]"
         if not isinstance(body, dict) or not isinstance(body.get("schemes"), dict):
-            raise ValueError(f"{vendor_dir / 'permissions.json'}: {where}.schemes: expected an object")
+            raise ValueError(f"{origin}: {where}.schemes: expected an object")
         for key in sorted(body["schemes"], key=lambda k: order.index(k) if k in order else len(order)):
             if key not in SCHEME_NAMES:
                 continue
@@ -308,7 +321,7 @@ def build(vendor_dir: Path) -> bytes:
             methods = [str(m).upper() for m in pset.get("methods") or ()]
             paths = pset.get("paths") or {}
             if not isinstance(paths, dict):
-                raise ValueError(f"{vendor_dir / 'permissions.json'}: {where}.pathSets[{i}].paths: expected an object")
+                raise ValueError(f"{origin}: {where}.pathSets[{i}].paths: expected an object")
             for path, value in paths.items():
                 marked, also = _clauses(str(value or ""))
                 npath = normalise_path(str(path))
@@ -322,7 +335,7 @@ def build(vendor_dir: Path) -> bytes:
                         if scheme_key in marked:
                             least[k][scheme].add(short)
 
-    added = _additions(vendor_dir, defined, grants, least)
+    added = _additions(orjson.loads(additions) if additions is not None else None, defined, grants, least)
     scheme_rank = {SCHEME_NAMES[k]: i for i, k in enumerate(order)}
     entries: list[CatalogEntry] = []
     for method, npath in sorted(grants):
@@ -360,12 +373,12 @@ def build(vendor_dir: Path) -> bytes:
                 notes=notes,
             )
         )
-    version = f"{source['date']}+{source['commit'][:8]}"
+    version = f"{source['date']}+{source['commit'][:8] or source['sha256'][:8]}"
     if added:
         # ramscope's reviewed additions change the catalog: its version says so.
-        sha = hashlib.sha256((vendor_dir / ADDITIONS).read_bytes()).hexdigest()
+        sha = hashlib.sha256(additions or b"").hexdigest()
         version += f".r{sha[:8]}"
-        source["additions"] = {"file": f"vendor/microsoft-graph/{ADDITIONS}", "sha256": sha}
+        source = {**source, "additions": {"file": f"src/ramscope/providers/data/{ADDITIONS}", "sha256": sha}}
     return encode(
         name=NAME,
         version=version,
@@ -377,28 +390,33 @@ def build(vendor_dir: Path) -> bytes:
     )
 
 
-ADDITIONS = "additions.json"
+ADDITIONS = "microsoft-graph.additions.json"
+
+
+def shipped_additions() -> bytes | None:
+    """ramscope's reviewed additions (``providers/data/microsoft-graph.additions.json``), shipped so
+    that a refreshed catalog gets them too."""
+    f = resources.files(__package__) / "data" / ADDITIONS
+    return f.read_bytes() if f.is_file() else None
 
 
 def _additions(
-    vendor_dir: Path,
+    doc: Any,
     defined: set[tuple[str, str]],
     grants: dict[tuple[str, str], dict[str, dict[str, set[str]]]],
     least: dict[tuple[str, str], dict[str, set[str]]],
 ) -> dict[tuple[str, str], list[str]]:
-    """Merge ``vendor_dir/additions.json`` (ramscope's reviewed additions, each with its source) into
+    """Merge ``additions.json`` (ramscope's reviewed additions, each with its source, parsed) into
     the grants; (METHOD, normalised path) -> the notes saying so. A permission it names must exist in
     permissions.json under that scheme; an addition where permissions.json already lists the scheme
     is refused (it is a gap filler, not an override)."""
-    path = vendor_dir / ADDITIONS
-    if not path.exists():
+    if doc is None:
         return {}
-    doc = orjson.loads(path.read_bytes())
     if not isinstance(doc, dict) or doc.get("format") != 1 or not isinstance(doc.get("additions"), list):
-        raise ValueError(f"{path}: not an additions file of format 1")
+        raise ValueError(f"{ADDITIONS}: not an additions file of format 1")
     notes: dict[tuple[str, str], list[str]] = defaultdict(list)
     for i, add in enumerate(doc["additions"]):
-        where = f"{path}: additions[{i}]"
+        where = f"{ADDITIONS}: additions[{i}]"
         key, method = str(add.get("scheme", "")), str(add.get("method", "")).upper()
         if key not in SCHEME_NAMES or not add.get("source") or not add.get("permissions"):
             raise ValueError(f"{where}: needs a scheme of {sorted(SCHEME_NAMES)}, permissions and a source")
