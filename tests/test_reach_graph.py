@@ -165,6 +165,8 @@ CASES: list[tuple[str, str, dict[str, str], str]] = [
     ("user", "", {"operation_id": "users.user.GetUser"}, "END_USER"),
     ("messages-agent", "", {"operation_id": "users.ListMessages"}, "AGENT"),
     ("update-channel-message", "", {"operation_id": "teams.channels.UpdateMessages"}, "END_USER"),
+    ("read-action", "", {"operation_id": "deviceManagement.reports.getCachedReport"}, "END_USER"),
+    ("delete-todo-list", "", {"operation_id": "me.todo.DeleteLists"}, "END_USER"),
 ]
 
 
@@ -314,3 +316,22 @@ def test_an_addition_must_name_a_defined_permission_and_fill_a_gap() -> None:
     doc["additions"][0] |= {"permissions": ["Chat.ReadWrite"], "paths": ["/chats/{chat-id}/messages/{message-id}"]}
     with pytest.raises(ValueError, match="already lists DelegatedWork permissions"):
         build_from(data, source, json.dumps(doc).encode())
+
+
+def test_a_read_permission_for_a_delete_is_suspect_and_yields_to_its_familys_write(report: Report) -> None:
+    """Microsoft marks Tasks.Read least for DELETE /me/todo/lists/{id}: both readings said, Tasks.ReadWrite picked."""
+    a = access(report, "delete-todo-list")
+    assert a["scopes"] == [G + "Tasks.ReadWrite"]
+    (msg,) = diags(report, "provider-data-suspect", "delete-todo-list")
+    assert msg.replace(G, "") == (
+        f"access 'a{[c[0] for c in CASES].index('delete-todo-list')}': the provider's data makes the read permission "
+        "Tasks.Read least for DELETE /me/todo/lists/{id}, a method that writes; read as a write, the write "
+        "permission of its family Tasks.ReadWrite is picked"
+    )
+
+
+def test_a_post_action_that_reads_keeps_its_read_permission(report: Report) -> None:
+    """getCachedReport is an OData action (POST) that returns a report: no write, nothing suspect."""
+    a = access(report, "read-action")
+    assert a["scopes"] == [G + "DeviceManagementConfiguration.Read.All"]
+    assert diags(report, "provider-data-suspect", "read-action") == []

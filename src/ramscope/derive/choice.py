@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -407,17 +408,26 @@ class Choosing(RunState):
 
     def _suspect(self, p: Pending, choice: Choice, ranked: Ranked, space: GrantSpace, api: str | None) -> Choice:
         """A read permission as least for a method that writes, from a provider's catalog: say so and
-        pick the write permission of the same family when one is listed."""
+        pick the write permission of the same family when one is listed.
+
+        A POST whose action reads (Graph's ``checkMemberGroups``, ``getCachedReport``,
+        ``getPresencesByUserId``: OData actions that return data) is no write, and a write permission
+        of another family is no reading of the same data: neither is suspect or picked."""
         entry = p.catalog_entry
         if entry is None or entry.method not in ("DELETE", "POST", "PATCH", "PUT"):
+            return choice
+        if entry.method == "POST" and _READ_ACTION.match(entry.path.rstrip("/").rsplit("/", 1)[-1]):
             return choice
         picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
         if not picked or any(r.level.name != "READ" for r in picked):
             return choice
+        families = {permission_family(r.scope) for r in picked}
         writers = [
             alt
             for alt, _why in ranked.set_aside
-            if alt.scopes and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
+            if alt.scopes
+            and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
+            and all(permission_family(s) in families for s in alt.scopes)
         ]
         better = choose_least_privilege(space, writers, api=api) if writers else None
         self.diags.append(
@@ -428,9 +438,10 @@ class Choosing(RunState):
                     f"{_alt_label(choice.alternative)} "
                     f"least for {entry.method} {entry.path}, a method that writes"
                     + (
-                        f"; the write permission {_alt_label(better.alternative)} is picked"
+                        f"; read as a write, the write permission of its family {_alt_label(better.alternative)} "
+                        "is picked"
                         if better
-                        else "; no write permission is listed"
+                        else "; no write permission of its family is listed, so the read one is kept"
                     ),
                     data={"read": choice.alternative.scopes, "write": better.alternative.scopes if better else None},
                 ),
@@ -714,6 +725,15 @@ class Choosing(RunState):
             effects.append({"effect": "preferred", "scopes": sorted({s for p in preferred for s in p.scopes})})
             usable = preferred
         return usable, listed, None
+
+
+#: The last segment of a POST that reads: an OData action returning data (Graph's checkMemberGroups,
+#: getByIds, getCachedReport, getPresencesByUserId, validateProperties, preview ...), lower-cased as
+#: the catalog keys it; a drive item's checkin and checkout write.
+_READ_ACTION = re.compile(
+    r"^(?:get|check(?!in|out)|list|search|find|query|lookup|retrieve|preview|evaluate|compute|calculate|validate|"
+    r"translate)"
+)
 
 
 def _api_of(space: GrantSpace, entry: OperationEntry) -> str | None:
