@@ -8,8 +8,8 @@
 (b) over every (method, path, scheme) Microsoft marks ``least=``: which step of the grant-set
     choice decides among the marked permissions, and how often the unrestricted lattice picks a
     permission outside the marks, by class (``ramscope.providers.graph.least_privilege_agreement``);
-(c) with ``--derive``: every GET operation of graph.json derived for END_USER through the real
-    pipeline (a loopback server): how many are derived, how many picks are above read (a write or
+(c) with ``--derive``: every GET operation of graph.json derived for END_USER and AGENT through
+    the real pipeline (a loopback server): how many are derived, how many picks are above read (a write or
     manage permission), and how many of those had a read permission listed (a wrong pick).
 """
 
@@ -86,7 +86,10 @@ def main() -> int:
         from _derive_all import derive_operations, level_counts, operation_ids
 
         raw = (api / "graph.json").read_bytes()
-        out["derived_gets"] = level_counts(derive_operations(raw, operation_ids(orjson.loads(raw))))
+        ids = operation_ids(orjson.loads(raw))
+        out["derived_gets"] = {
+            ident: level_counts(derive_operations(raw, ids, ident)) for ident in ("END_USER", "AGENT")
+        }
     if args.json:
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
         return 0
@@ -107,9 +110,8 @@ def main() -> int:
             print(f"  unrestricted lattice picks {k:<9} {un.get(k, 0):>6} ({100 * un.get(k, 0) / n:.2f} %)")
         for cls, count in sorted(a["classes"].items(), key=lambda kv: -kv[1]):
             print(f"    {count:>6}  {cls}")
-    if "derived_gets" in out:
-        d = out["derived_gets"]
-        print(f"\ngraph.json GET operations derived for END_USER: {d['derived']}")
+    for ident, d in out.get("derived_gets", {}).items():
+        print(f"\ngraph.json GET operations derived for {ident}: {d['derived']}")
         print(f"  picked a write or manage permission: {d['above_read']}")
         print(f"  ... although a read permission was listed: {d['above_read_with_a_read_listed']}")
         for line in d["examples"]:
