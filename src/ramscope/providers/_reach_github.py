@@ -6,9 +6,10 @@ https://docs.github.com/en/rest/authentication/permissions-required-for-github-a
 they reach is the repositories or organisation the token was granted (chosen at installation or
 token creation), so none is a slice of it.
 
-Classic OAuth scopes (OAuth Apps, classic personal access tokens) are classed from GitHub's own
-scope table (``classic.py``, vendored from github/docs): the level and, where the scope is a part
-of a broader one (``public_repo`` of ``repo``, ``read:org`` of ``admin:org``), what it leaves out.
+Classic OAuth scopes (OAuth Apps, classic personal access tokens) are classed by GitHub's naming
+(``read:org`` < ``write:org`` < ``admin:org``) and, for the bare names (``repo``, ``public_repo``,
+``notifications`` ...), by the reviewed table (``data/reach.json``, section ``github``), each entry
+citing GitHub's scope table (https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/scopes-for-oauth-apps).
 """
 
 from __future__ import annotations
