@@ -167,6 +167,9 @@ CASES: list[tuple[str, str, dict[str, str], str]] = [
     ("update-channel-message", "", {"operation_id": "teams.channels.UpdateMessages"}, "END_USER"),
     ("read-action", "", {"operation_id": "deviceManagement.reports.getCachedReport"}, "END_USER"),
     ("delete-todo-list", "", {"operation_id": "me.todo.DeleteLists"}, "END_USER"),
+    ("my-drives", "", {"operation_id": "me.ListDrives"}, "END_USER"),
+    ("my-calendars", "", {"operation_id": "me.ListCalendars"}, "END_USER"),
+    ("message-content", "", {"operation_id": "me.GetMessagesContent"}, "END_USER"),
 ]
 
 
@@ -190,10 +193,11 @@ def diags(report: Report, code: str, name: str) -> list[str]:
 
 
 def test_list_groups_gets_a_read_permission(report: Report) -> None:
-    """Not Group-NestingSupport.ReadWrite.All, which Microsoft marks beside Group.ReadBasic.All."""
+    """Not Group-NestingSupport.ReadWrite.All, which Microsoft marks beside Group.ReadBasic.All: the marked
+    family's general read permission, before its kin (GroupMember.Read.All)."""
     a = access(report, "groups")
-    assert a["scopes"] == [G + "GroupMember.Read.All"]
-    assert a["choice"]["reach"][G + "GroupMember.Read.All"]["level"] == "read"
+    assert a["scopes"] == [G + "Group.Read.All"]
+    assert a["choice"]["reach"][G + "Group.Read.All"]["level"] == "read"
     assert a["choice"]["narrower"] == [
         {
             "scopes": [G + "Group.ReadBasic.All"],
@@ -269,6 +273,15 @@ def test_me_endpoint_listed_under_its_users_twin(report: Report) -> None:
     assert a["scopes"] == [G + "Presence.ReadWrite"]
 
 
+def test_user_read_does_the_job_only_for_the_signed_in_users_profile(report: Report) -> None:
+    """User.Read is listed on many /me endpoints; it is the signed-in user's profile, not their files."""
+    a = access(report, "my-drives")
+    assert a["scopes"] == [G + "Files.Read"]
+    offered = {tuple(n["scopes"]): n["conditions"] for n in a["choice"]["narrower"]}
+    assert offered[(G + "User.Read",)] == ["only the signed-in user's own profile"]
+    assert access(report, "my-calendars")["scopes"] == [G + "Calendars.Read"]
+
+
 def test_another_users_profile_needs_more_than_user_read(report: Report) -> None:
     a = access(report, "user")
     assert a["scopes"] == [G + "User.Read.All"]
@@ -335,3 +348,8 @@ def test_a_post_action_that_reads_keeps_its_read_permission(report: Report) -> N
     a = access(report, "read-action")
     assert a["scopes"] == [G + "DeviceManagementConfiguration.Read.All"]
     assert diags(report, "provider-data-suspect", "read-action") == []
+
+
+def test_message_content_needs_mail_read(report: Report) -> None:
+    """permissions.json lists no entry for a message's $value; Microsoft's reference gives Mail.Read (additions)."""
+    assert access(report, "message-content")["scopes"] == [G + "Mail.Read"]

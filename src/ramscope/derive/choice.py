@@ -542,6 +542,12 @@ class Choosing(RunState):
             for alt in candidates
             if alt.scopes and all(any(permission_family(s).startswith(f) for f in families) for s in alt.scopes)
         ]
+        # The marked family itself before its kin (Group.Read.All before GroupMember.Read.All), and the
+        # user's own data before the broader forms (Calendars.Read before Calendars.Read.Shared).
+        exact = [alt for alt in kin if all(permission_family(s) in families for s in alt.scopes)]
+        kin = exact or kin
+        own = [alt for alt in kin if not any(s.endswith((".Shared", ".All")) for s in alt.scopes)]
+        kin = own or kin
         best = choose_least_privilege(space, kin, api=api) if kin else None
         if best is not None:
             choice, method = best, "provider-least"
@@ -580,7 +586,8 @@ class Choosing(RunState):
         def own(alt: Alternative) -> bool:
             return bool(alt.scopes) and all(permission_family(s) in families for s in alt.scopes)
 
-        # Only a family the table knows tells something by its absence (a group's calendar lists Group.*).
+        # Only a family the table knows tells something by its absence: a sub-resource has its own
+        # family (ProfilePhoto on /groups/{id}/photo, Tasks on /groups/{id}/planner, GroupMember on owners).
         if any(own(m) or not all(family_known(p.catalog.name, permission_family(s)) for s in m.scopes) for m in marked):
             return marked
         consistent = [alt for alt in candidates if own(alt)]
@@ -732,7 +739,7 @@ class Choosing(RunState):
 #: the catalog keys it; a drive item's checkin and checkout write.
 _READ_ACTION = re.compile(
     r"^(?:get|check(?!in|out)|list|search|find|query|lookup|retrieve|preview|evaluate|compute|calculate|validate|"
-    r"translate)"
+    r"translate|extract)"
 )
 
 
