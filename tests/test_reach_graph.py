@@ -273,12 +273,12 @@ def test_me_endpoint_listed_under_its_users_twin(report: Report) -> None:
     assert a["scopes"] == [G + "Presence.ReadWrite"]
 
 
-def test_user_read_does_the_job_only_for_the_signed_in_users_profile(report: Report) -> None:
-    """User.Read is listed on many /me endpoints; it is the signed-in user's profile, not their files."""
+def test_a_mark_beats_a_slice_the_operation_stays_in(report: Report) -> None:
+    """Every /me operation stays inside User.Read's slice (the signed-in user), but Microsoft marks
+    Files.Read for GET /me/drives: the user's files, which their profile does not reach."""
     a = access(report, "my-drives")
     assert a["scopes"] == [G + "Files.Read"]
-    offered = {tuple(n["scopes"]): n["conditions"] for n in a["choice"]["narrower"]}
-    assert offered[(G + "User.Read",)] == ["only the signed-in user's own profile"]
+    assert a["choice"]["method"] == "provider-least"
     assert access(report, "my-calendars")["scopes"] == [G + "Calendars.Read"]
 
 

@@ -39,7 +39,7 @@ from ..providers.reach import (
 from ..providers.universe import Universe
 from ..specs.model import FlowKind, OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from . import sources
-from .reach import Ranked, rank_by_reach
+from .reach import CONFINED, Ranked, rank_by_reach
 from .records import (
     _alt_label,
     _credentials,
@@ -480,11 +480,18 @@ class Choosing(RunState):
         the endpoint's own family is eligible, is suspect and yields to it."""
         entry = p.catalog_entry
         assert entry is not None
-        marked = [
-            alt
-            for alt in candidates
-            if alt.terms and all(t.scopes and set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms)
-        ]
+
+        def is_marked(alt: Alternative) -> bool:
+            return bool(alt.terms) and all(
+                t.scopes and set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms
+            )
+
+        marked = [alt for alt in candidates if is_marked(alt)]
+        if not marked and ranked is not None:
+            # A general permission set aside only because a slice the operation stays inside does the job
+            # (User.Read on every /me operation) still wins where the provider marks it: Files.Read for
+            # GET /me/drives, whose data the signed-in user's profile does not reach.
+            marked = [alt for alt, why in ranked.set_aside if why == CONFINED and is_marked(alt)]
         if not marked:
             return self._marks_set_aside(p, space, candidates, choice, api, method, ranked)
         marked = self._family_consistent(p, candidates, marked)
