@@ -126,6 +126,8 @@ OPS = [
     ("repos/get-content", "END_USER"),
     ("repos/delete", "END_USER"),
     ("repos/create-or-update-file-contents", "AGENT"),
+    ("issues/list-labels-for-repo", "END_USER"),
+    ("users/get-authenticated", "END_USER"),
 ]
 
 
@@ -217,3 +219,17 @@ def test_policy_family_is_checked() -> None:
     assert policy_from_dict({}).github_family == "fine-grained"
     with pytest.raises(PolicyError, match='expected "fine-grained" or "classic"'):
         policy_from_dict({"catalogs": {"github": "oauth"}})
+
+
+def test_issues_or_pull_requests_is_either_not_both(fine: list[dict[str, Any]]) -> None:
+    """Labels belong to issues and pull requests: GitHub documents either permission set; not both ANDed."""
+    assert fine[7]["scopes"] == ["issues:read"]
+
+
+def test_the_authenticated_user_needs_a_token_but_no_permission(fine: list[dict[str, Any]]) -> None:
+    a = fine[8]
+    assert a["complete"]
+    assert a["scopes"] == []
+    # A classic token with no scope reads the public profile; read:user, its private one (the pick ranks a
+    # token of unknown reach above a named read scope).
+    assert a["choice"]["token_family"]["other"]["scopes"] == ["read:user"]

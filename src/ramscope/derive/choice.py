@@ -278,7 +278,7 @@ class Choosing(RunState):
             alts = [
                 a
                 for a in grants.alternatives_of(reqs)
-                if fits(a.terms, grants.index.scheme_map, p.access.identity_used).ok and a.scopes
+                if fits(a.terms, grants.index.scheme_map, p.access.identity_used).ok
             ]
             if alts:
                 ranked = rank_by_reach(

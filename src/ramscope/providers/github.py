@@ -296,8 +296,24 @@ def _higher(a: str, b: str) -> str:
     return a if LEVELS.index(a) >= LEVELS.index(b) else b
 
 
-def _alternatives(scheme: str, needs: Mapping[str, str], known: Mapping[str, set[str]]) -> list[Requirement]:
-    """Each permission at any known level at or above the one needed, ANDed: the product."""
+def _either(needs: Mapping[str, str], classic: Mapping[str, Any] | None) -> bool:
+    """Are ``needs`` a pair of permission sets GitHub documents as alternatives (issues or pull requests)?"""
+    sets = ((classic or {}).get("either") or {}).get("sets") or ()
+    return len(needs) > 1 and any(set(needs) == set(s) for s in sets)
+
+
+def _alternatives(
+    scheme: str, needs: Mapping[str, str], known: Mapping[str, set[str]], either: bool = False
+) -> list[Requirement]:
+    """Each permission at any known level at or above the one needed, ANDed: the product; or, for a
+    pair GitHub documents as alternative permission sets (``either``), each alone."""
+    if either:
+        return [
+            (SchemeRequirement.of(scheme, [f"{perm}:{lv}"]),)
+            for perm in sorted(needs)
+            for lv in LEVELS[LEVELS.index(needs[perm]) :]
+            if lv in known[perm]
+        ]
     choices: list[list[str]] = []
     for perm in sorted(needs):
         floor = LEVELS.index(needs[perm])
@@ -396,7 +412,7 @@ def build(vendor_dir: Path) -> bytes:
                 + _describe(s2s[key])
             )
         reviewed = addition is not None and (not needs or not (in_user or in_pat or in_inst))
-        if len(needs) > 1 and not reviewed:
+        if len(needs) > 1 and not reviewed and not _either(needs, classic):
             notes.append(
                 f"GitHub lists {len(needs)} permissions for this endpoint ({', '.join(sorted(needs))}) without saying "
                 "whether they are needed together or are alternatives; all are required here"
@@ -420,8 +436,12 @@ def build(vendor_dir: Path) -> bytes:
             for alt in fine:
                 used[alt[0].scheme].update(alt[0].scopes)
         else:
+            either = _either(needs, classic)
+            if either:
+                src = classic["either"]["source"]
+                notes.append(f"{' or '.join(sorted(needs))}: either permission set suffices ({src})")
             if in_user or in_pat:
-                alts = _alternatives(USER, needs, known)
+                alts = _alternatives(USER, needs, known, either)
                 reqs.extend(alts)
                 used[USER].update(s for alt in alts for t in alt for s in t.scopes)
                 if not in_user:
@@ -431,12 +451,14 @@ def build(vendor_dir: Path) -> bytes:
             else:
                 notes.append(NOTE_NO_USER)
             if in_inst:
-                alts = _alternatives(INSTALLATION, needs, known)
+                alts = _alternatives(INSTALLATION, needs, known, either)
                 reqs.extend(alts)
                 used[INSTALLATION].update(s for alt in alts for t in alt for s in t.scopes)
             else:
                 notes.append(NOTE_NO_INSTALLATION)
-        classic_alts = _classic_alternatives(addition, needs, classic["permissions"], in_user or in_pat)
+        classic_alts = _classic_alternatives(
+            addition, needs, classic["permissions"], in_user or in_pat, classic.get("either")
+        )
         reqs.extend(classic_alts)
         used[CLASSIC].update(s for alt in classic_alts for t in alt for s in t.scopes)
         open_text = ""
@@ -564,13 +586,19 @@ def _classic_alternatives(
     needs: Mapping[str, str],
     mapping: Mapping[str, Mapping[str, list[str]]],
     user_callable: bool,
+    either: Mapping[str, Any] | None = None,
 ) -> list[Requirement]:
     """The classic scopes that do what ``needs`` asks: each permission's classic scopes at its level,
     ANDed (a product, each combination as a set). None when a permission has no classic equivalent."""
-    if addition is not None and addition.get("classic"):
-        return [(SchemeRequirement.of(CLASSIC, [scope]),) for scope in addition["classic"]]
+    if addition is not None and (addition.get("classic") or addition.get("classic_none")):
+        # classic_none: a classic token with no scope at all does the job (the authenticated user's profile).
+        none: list[Requirement] = [(SchemeRequirement.of(CLASSIC, []),)] if addition.get("classic_none") else []
+        return none + [(SchemeRequirement.of(CLASSIC, [scope]),) for scope in addition.get("classic") or ()]
     if not user_callable or not needs:
         return []
+    if _either(needs, {"either": either}):
+        out = {tuple((mapping.get(p) or {}).get(lv) or ()) for p, lv in needs.items()}
+        return [(SchemeRequirement.of(CLASSIC, [s]),) for s in sorted({s for group in out for s in group})]
     choices: list[list[str]] = []
     for perm, level in sorted(needs.items()):
         scopes = (mapping.get(perm) or {}).get(level)
