@@ -21,7 +21,6 @@ from .rules import RuleSet
 __all__ = ["render_sarif", "render_text"]
 
 
-
 def render_text(results: Sequence[CardResult]) -> str:
     lines: list[str] = []
     for res in results:
