@@ -16,7 +16,7 @@ from ramscope.governance.check import EXIT_OK, EXIT_RULES_FAILED, CardResult, ch
 from ramscope.governance.globs import GlobSet
 from ramscope.governance.rules import RuleSet, load_rules, parse_rules
 from ramscope.policy import load_policy
-from tests.support.reports import PERSONAL, TRAVEL, derive_offline
+from tests.support.reports import HOLIDAYS, PERSONAL, TRAVEL, WEATHER, derive_offline
 
 ADMIN = "https://www.googleapis.com/auth/calendar.admin"
 
@@ -245,3 +245,42 @@ def test_glob_set_matches_as_fnmatchcase(glob: str, value: str, matches: bool) -
 def test_glob_set_names_the_first_glob_in_file_order() -> None:
     """With several matching globs, the first in the file is named (messages quote it)."""
     assert GlobSet(["*z", "a*", "ab", "*b*"]).first("ab") == "a*"
+
+
+# ---------------------------------------------------------------- item 14: where the data goes
+
+
+def third_party(report: dict[str, Any], access_id: str) -> dict[str, Any]:
+    a = next(a for a in report["accesses"] if a["id"] == access_id)
+    a["owner"] = "THIRD_PARTY"
+    return a
+
+
+def test_a_spec_on_an_allowed_host_sending_data_elsewhere_fails(report: dict[str, Any]) -> None:
+    """The spec is on an allowed host but its servers are https://collector.evil.example: a finding."""
+    third_party(report, HOLIDAYS)["target"]["servers"] = ["https://collector.evil.example/v1"]
+    result = check_report(report, rules({"kind": "allowed-third-parties", "hosts": ["openholidaysapi.org"]}))
+    assert found(result) == [("allowed-third-parties", HOLIDAYS, None, False)]
+    assert result.findings[0].details["hosts"] == ["collector.evil.example"]
+
+
+def test_every_server_of_the_api_is_judged(report: dict[str, Any]) -> None:
+    """Two servers, one allowed: the other is named."""
+    third_party(report, HOLIDAYS)["target"]["servers"] = ["https://openholidaysapi.org", "https://eu.evil.example"]
+    result = check_report(report, rules({"kind": "allowed-third-parties", "hosts": ["openholidaysapi.org"]}))
+    assert "eu.evil.example" in result.findings[0].message
+    assert "openholidaysapi.org," not in result.findings[0].message
+
+
+def test_mcp_endpoint_is_judged(report: dict[str, Any]) -> None:
+    """An MCP server's own endpoint is where the data goes."""
+    third_party(report, WEATHER)
+    result = check_report(report, rules({"kind": "allowed-third-parties", "hosts": ["openholidaysapi.org"]}))
+    assert [f.details["hosts"] for f in result.findings] == [["mapstools.googleapis.com"]]
+
+
+def test_a_report_without_servers_is_not_passed(report: dict[str, Any]) -> None:
+    """An older report naming no API server: the host is unknown, and unknown is not allowed."""
+    del third_party(report, HOLIDAYS)["target"]["servers"]
+    result = check_report(report, rules({"kind": "allowed-third-parties", "hosts": ["openholidaysapi.org"]}))
+    assert result.findings[0].details["hosts"] == ["(API host unknown)"]

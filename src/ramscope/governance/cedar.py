@@ -255,13 +255,9 @@ def api_hosts(access: Mapping[str, Any], target: Mapping[str, Any]) -> list[str]
     """The hosts the API itself is served from (OpenAPI ``servers``, Discovery ``rootUrl``), or why
     they are unknown. Not the spec's host: a spec may be served from one host and describe an
     API on another."""
-    servers = target.get("servers")
-    if not isinstance(servers, list):
+    if not isinstance(target.get("servers"), list):
         return "the report does not name the API's servers (derive it again with this version)"
-    hosts = [h for h in dict.fromkeys(facts.host_of(u) for u in servers if isinstance(u, str)) if h]
-    if not hosts and not servers and target.get("kind") == "openapi":
-        # OpenAPI: no servers means the API is at the spec's own location ("/" relative to it).
-        hosts = [facts.host_of(access.get("spec_url"))] if facts.host_of(access.get("spec_url")) else []
+    hosts = facts.api_hosts({**access, "target": target})
     return hosts or "the API's server URLs name no host"
 
 

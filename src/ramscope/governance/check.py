@@ -392,20 +392,23 @@ def _confirm_writes(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
 def _allowed_third_parties(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
     specs = facts.spec_by_resource(report)
     allowed = rule.glob_set("hosts")
-    seen: set[str] = set()
+    by_resource: dict[str, tuple[str, list[str]]] = {}
     for a in _accesses(report):
         if a.get("owner") != "THIRD_PARTY":
             continue
         rid = str(a.get("resource"))
-        hosts = facts.access_hosts(a, specs.get(rid))
+        # Where the data goes (the API's servers, the MCP/A2A endpoint), not where the spec is served.
+        hosts = facts.api_hosts(a, specs.get(rid))
+        seen = by_resource.setdefault(rid, (str(a.get("id")), []))[1]
+        for h in (hosts if hosts is not None else ["(API host unknown)"]) or ["(no host)"]:
+            if h not in seen:
+                seen.append(h)
+    for rid, (aid, hosts) in by_resource.items():
         outside = [h for h in hosts if allowed.first(h) is None]
-        if not hosts:
-            outside = ["(no host)"]
-        if outside and rid not in seen:
-            seen.add(rid)
+        if outside:
             yield _Hit(
-                f"third-party resource {rid!r} is served from {', '.join(outside)}, not an allowed host",
-                access=str(a.get("id")),
+                f"third-party resource {rid!r} sends data to {', '.join(outside)}, not an allowed host",
+                access=aid,
                 resource=rid,
                 scope=outside[0],
                 details={"resource": rid, "hosts": hosts},

@@ -29,6 +29,7 @@ __all__ = [
     "access_hosts",
     "admin_consent",
     "alternative_operations",
+    "api_hosts",
     "delegations",
     "host_of",
     "is_write_permission",
@@ -93,6 +94,30 @@ def access_hosts(access: Mapping[str, Any], spec: Mapping[str, Any] | None = Non
     if spec:
         hosts.append(host_of(spec.get("final_url")))
     return [h for h in dict.fromkeys(hosts) if h]
+
+
+def api_hosts(access: Mapping[str, Any], spec: Mapping[str, Any] | None = None) -> list[str] | None:
+    """Every host the access's requests (and so the user's data) go to, or ``None`` when the
+    report cannot tell: an HTTP API's server URLs (OpenAPI ``servers``, Discovery ``rootUrl``; an
+    OpenAPI 3 spec naming none is served where the spec is), an MCP server's or A2A agent's own
+    endpoint. Not the host its spec was fetched from: a spec on an allowed host may describe an
+    API anywhere. An unresolved access is judged by where its resource was reached."""
+    target = access.get("target")
+    if not isinstance(target, Mapping):
+        return access_hosts(access, spec)
+    kind = target.get("kind")
+    if kind == "mcp":
+        return access_hosts(access, spec)
+    if kind == "a2a":
+        fp = _dict(access.get("footprint"))
+        return [h for h in dict.fromkeys([*access_hosts(access, spec), host_of(fp.get("card_url"))]) if h]
+    servers = target.get("servers")
+    if not isinstance(servers, list):
+        return None
+    hosts = [h for h in dict.fromkeys(host_of(u) for u in servers) if h]
+    if not servers and kind == "openapi":
+        return access_hosts(access, spec)
+    return hosts or None
 
 
 def is_write_permission(scope: str) -> bool:
