@@ -256,3 +256,34 @@ def test_two_cards_with_one_name_are_two_principals() -> None:
     assert cedar.agent_id(mine) != cedar.agent_id(theirs)
     assert cedar.allowlist(mine)["agent_name"] == "Agent"
     assert f'principal == Ramscope::Agent::"sha256:{DIGEST}"' in cedar.cedar_policies(mine)
+
+
+# ---------------------------------------------------------------- the command
+
+
+def test_export_of_an_invalid_card_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`export -o FILE` of an invalid card: exit 1, one line, FILE not written (it was, with permits)."""
+    from ramscope.cli import main
+    from tests.support.reports import TRAVEL, cli_globals
+
+    doc = json.loads(TRAVEL.read_text("utf-8"))
+    accesses = doc["resourceAccessManifest"]["resource_accesses"]
+    accesses.append(copy.deepcopy(accesses[0]))  # a duplicate id: invalid
+    card = tmp_path / "invalid.card.json"
+    card.write_text(json.dumps(doc), "utf-8")
+    out = tmp_path / "policies.cedar"
+    for fmt in ("cedar", "json"):
+        assert main([*cli_globals(tmp_path / "cache"), "-q", "export", "--format", fmt, "-o", str(out), str(card)]) == 1
+        assert not out.exists()
+        err = capsys.readouterr().err
+        assert "nothing exported" in err
+
+
+def test_cedar_schema_needs_no_card(capsys: pytest.CaptureFixture[str]) -> None:
+    """`export --format cedar-schema` writes the schema without a CARD; the other formats need one."""
+    from ramscope.cli import main
+
+    assert main(["export", "--format", "cedar-schema"]) == 0
+    assert capsys.readouterr().out == cedar.cedar_schema()
+    assert main(["export", "--format", "json"]) == 2
+    assert "needs a CARD" in capsys.readouterr().err

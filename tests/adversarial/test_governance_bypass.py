@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import json
 from pathlib import Path
 from typing import Any
 
@@ -284,3 +285,53 @@ def test_a_report_without_servers_is_not_passed(report: dict[str, Any]) -> None:
     del third_party(report, HOLIDAYS)["target"]["servers"]
     result = check_report(report, rules({"kind": "allowed-third-parties", "hosts": ["openholidaysapi.org"]}))
     assert result.findings[0].details["hosts"] == ["(API host unknown)"]
+
+
+# ---------------------------------------------------------------- item 19: a saved report is checked against its card
+
+
+def saved_report(tmp_path: Path, report: dict[str, Any]) -> Path:
+    path = tmp_path / "saved.report.json"
+    path.write_text(json.dumps(report), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("command", ["check", "export", "compare"])
+def test_a_saved_report_of_another_card_is_refused(
+    report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """A saved report whose card's sha256 differs from the card on disk (edited, or another card): exit 2."""
+    from ramscope.cli import main
+
+    report["card"]["source"] = str(TRAVEL)
+    report["card"]["sha256"] = "0" * 64
+    path = saved_report(tmp_path, report)
+    rules = tmp_path / "r.toml"
+    rules.write_text('[[rule]]\nkind = "complete-derivation"\n')
+    extra = ["--rules", str(rules)] if command == "check" else []
+    assert main(["--offline", command, *extra, str(path)]) == 2
+    assert "is not of the card" in capsys.readouterr().err
+
+
+def test_a_saved_report_without_its_card_is_refused(
+    report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A saved report naming a card that is not there (a self-chosen path for a waiver): exit 2."""
+    from ramscope.cli import main
+
+    report["card"]["source"] = "agents/ops-marketing.json"
+    path = saved_report(tmp_path, report)
+    assert main(["--offline", "export", str(path)]) == 2
+    assert "is not readable" in capsys.readouterr().err
+
+
+def test_a_saved_report_of_its_card_is_used(
+    report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The report of the card as it is: judged as before."""
+    from ramscope.cli import main
+
+    report["card"]["source"] = str(TRAVEL)
+    path = saved_report(tmp_path, report)
+    assert main(["--offline", "export", "--format", "json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["allow"]
