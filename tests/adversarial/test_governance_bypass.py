@@ -190,12 +190,16 @@ def test_deeply_nested_toml_is_an_input_error(tmp_path: Path, nested: str) -> No
 
 
 def test_deeply_nested_rules_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`check --rules deep.toml` is exit 2 with one line on stderr."""
+    """`check --rules deep.toml` and `--policy deep.toml` are exit 2 with one line on stderr."""
     from ramscope.cli import main
 
     path = tmp_path / "deep.toml"
     path.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
     assert main(["check", "--rules", str(path), str(TRAVEL)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "nested too deeply" in err
+    assert main(["--offline", "--cache-dir", str(tmp_path / "c"), "--policy", str(path), "derive", str(TRAVEL)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "nested too deeply" in err
