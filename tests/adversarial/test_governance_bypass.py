@@ -128,6 +128,14 @@ def test_an_access_waiver_does_not_waive_the_tier(report: dict[str, Any]) -> Non
     assert found(check_report(report, rules(rule, waivers=(other_tier,))))[0][3] is False
 
 
+def test_a_waiver_naming_both_a_tier_and_an_access_is_an_error() -> None:
+    """It would waive nothing: said, with the key, instead of silently ignored."""
+    waiver = {"rule": "forbidden-scopes", "tier": "OPTIONAL", "access": "x", "justification": "both"}
+    with pytest.raises(InputError, match="a tier or an access, not both") as exc:
+        rules({"kind": "forbidden-scopes", "scopes": ["*"]}, waivers=(waiver,))
+    assert exc.value.pointer == "/waiver/0/tier"
+
+
 def test_a_tier_waiver_does_not_waive_an_access(report: dict[str, Any]) -> None:
     """A waiver naming a tier waives that tier's findings only, not an access's."""
     waiver = {"rule": "forbidden-scopes", "tier": "*", "justification": "tiers only"}

@@ -284,6 +284,9 @@ def parse_rules(doc: Mapping[str, Any], *, source: str = "<rules>", base_dir: st
             raise bad(f"{where}/rule", "a waiver names the rule it waives")
         if raw["rule"] != "*" and raw["rule"] not in seen:
             raise bad(f"{where}/rule", f"the waiver names rule {raw['rule']!r}, which the file does not define")
+        if raw.get("tier", "*") != "*" and raw.get("access", "*") != "*":
+            # A tier's finding is no access's, and an access's no tier's: such a waiver would waive nothing.
+            raise bad(f"{where}/tier", "a waiver names a tier or an access, not both")
         if not str(raw.get("justification", "")).strip():
             raise bad(f"{where}/justification", "a waiver needs a justification: it is what an auditor reads")
         waivers.append(
