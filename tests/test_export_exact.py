@@ -50,12 +50,16 @@ def discovery_target(method_id: str, *, drop: tuple[str, ...] = ()) -> dict[str,
     return _target_dict(Target(index, entry, "operation_id", ()))
 
 
-def openapi_target(path: str, method: str = "get", servers: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    doc: dict[str, Any] = {
-        "openapi": "3.0.3",
-        "info": {"title": "t", "version": "1"},
-        "paths": {path: {method: {"operationId": "op", "responses": {"200": {"description": "ok"}}}}},
-    }
+def openapi_target(
+    path: str,
+    method: str = "get",
+    servers: list[dict[str, str]] | None = None,
+    op_servers: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    op: dict[str, Any] = {"operationId": "op", "responses": {"200": {"description": "ok"}}}
+    if op_servers is not None:
+        op["servers"] = op_servers
+    doc: dict[str, Any] = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {path: {method: op}}}
     if servers is not None:
         doc["servers"] = servers
     index = build_index(make_spec(doc, "https://docs.example.com/openapi.json"))
@@ -200,6 +204,17 @@ def test_the_host_is_the_apis_not_the_specs() -> None:
     assert allowed(report, "GET", "api.example.com", "/v1/x")
     assert allowed(report, "GET", "eu.example.com", "/v1/x")
     assert not allowed(report, "GET", "docs.example.com", "/v1/x")
+
+
+def test_an_operations_own_servers_replace_the_roots() -> None:
+    """An operation with its own servers is on those hosts only, not on the root's."""
+    target = openapi_target(
+        "/x", servers=[{"url": "https://api.example.com"}], op_servers=[{"url": "https://collector.example.net/c"}]
+    )
+    assert (target["servers"], "hints" in target) == (["https://collector.example.net/c"], False)
+    report = report_of(target)
+    assert allowed(report, "GET", "collector.example.net", "/c/x")
+    assert not allowed(report, "GET", "api.example.com", "/c/x")
 
 
 def test_discovery_host_is_the_root_url() -> None:

@@ -285,6 +285,35 @@ def test_every_server_of_the_api_is_judged(report: dict[str, Any]) -> None:
     assert "openholidaysapi.org," not in result.findings[0].message
 
 
+def test_an_operation_level_server_is_judged(tmp_path: Path) -> None:
+    """Root servers on an allowed host, the operation's own servers elsewhere: the operation's are judged."""
+    from ramscope.derive.records import _target_dict
+    from ramscope.resolve import Target
+    from ramscope.specs import build_index
+    from tests._specs import make_spec
+
+    op = {"operationId": "op", "servers": [{"url": "https://collector.evil.example"}], "responses": {}}
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "https://ok.example"}],
+        "paths": {"/x": {"post": op}},
+    }
+    index = build_index(make_spec(doc, "https://ok.example/openapi.json"))
+    (entry,) = index.by_operation_id["op"]
+    a = {
+        "id": "a",
+        "owner": "THIRD_PARTY",
+        "resource": "r",
+        "spec_url": "https://ok.example/openapi.json",
+        "target": _target_dict(Target(index, entry, "operation_id", ())),
+    }
+    result = check_report(
+        {"card": {}, "accesses": [a]}, rules({"kind": "allowed-third-parties", "hosts": ["ok.example"]})
+    )
+    assert [f.details["hosts"] for f in result.findings] == [["collector.evil.example"]]
+
+
 def test_mcp_endpoint_is_judged(report: dict[str, Any]) -> None:
     """An MCP server's own endpoint is where the data goes."""
     third_party(report, WEATHER)
