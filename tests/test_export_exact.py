@@ -302,3 +302,30 @@ def test_cedar_schema_needs_no_card(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == cedar.cedar_schema()
     assert main(["export", "--format", "json"]) == 2
     assert "needs a CARD" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- GraphQL and Stone
+
+
+def _fixture_target(name: str, op_id: str, media_type: str = "application/json") -> dict[str, Any]:
+    from tests._specs import FIXTURES
+
+    index = build_index(make_spec((FIXTURES / name).read_bytes(), "https://x.example/spec", media_type=media_type))
+    (entry,) = index.by_operation_id[op_id]
+    return _target_dict(Target(index, entry, "operation_id", ()))
+
+
+def test_a_graphql_field_is_not_exported() -> None:
+    """Every GraphQL field is POST to one endpoint: permitting it would permit every query and mutation."""
+    report = report_of(_fixture_target("graphql/shopify-admin-2026-10.trimmed.json", "Query.app"))
+    doc = cedar.allowlist(report)
+    assert doc["allow"] == []
+    assert doc["not_exported"][0]["reason"].startswith("a GraphQL field cannot be told")
+
+
+def test_a_dropbox_route_is_exported_on_its_own_host() -> None:
+    """Stone routes name their host: files/download is POST /2/files/download on content.dropboxapi.com only."""
+    report = report_of(_fixture_target("stone/files.trimmed.stone", "files/download", "text/plain"))
+    assert allowed(report, "POST", "content.dropboxapi.com", "/2/files/download")
+    assert not allowed(report, "POST", "api.dropboxapi.com", "/2/files/download")
+    assert not allowed(report, "POST", "content.dropboxapi.com", "/2/files/delete_v2")

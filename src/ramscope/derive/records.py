@@ -82,6 +82,10 @@ def _target_dict(found: Target) -> dict[str, Any]:
             else [found.index.extra.get("rootUrl")]
         )
         out["servers"] = [u for u in raw if isinstance(u, str) and u] if isinstance(raw, list) else []
+    elif kind is SpecKind.STONE:
+        # Dropbox routes name their own host (api, content, notify).
+        host = e.extra.get("host")
+        out["servers"] = [f"https://{host}"] if isinstance(host, str) and host else []
     if kind is SpecKind.DISCOVERY and e.alt_paths:
         # flatPath with the service path: one segment per parameter, what {+name} stands for here.
         out["flat_path"] = e.alt_paths[-1]

@@ -291,6 +291,10 @@ def exportable(access: Mapping[str, Any]) -> dict[str, Any] | str:
             url = footprint["card_url"]
         skill = target.get("skill")
         return {**base, "kind": "a2a", "agent": str(url or ""), "skill": skill if isinstance(skill, str) else None}
+    if kind == "graphql":
+        # Every field is POST to one endpoint: a permit on the request line would allow every query
+        # and mutation of the API, not this field.
+        return "a GraphQL field cannot be told from the HTTP request (every field is one POST endpoint)"
     method = str(target.get("method") or "").upper()
     if method not in HTTP_METHODS:
         return f"the operation has no HTTP method ({method or 'no method'})"
