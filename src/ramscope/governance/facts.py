@@ -113,7 +113,9 @@ def api_hosts(access: Mapping[str, Any], spec: Mapping[str, Any] | None = None) 
         return [h for h in dict.fromkeys([*access_hosts(access, spec), host_of(fp.get("card_url"))]) if h]
     servers = target.get("servers")
     if not isinstance(servers, list):
-        return None
+        # A report of this version names the servers of these kinds; without them it is an older one.
+        # Other kinds (GraphQL) say nothing of their endpoint's host but where the schema was read.
+        return None if kind in ("openapi", "google-discovery", "stone") else access_hosts(access, spec)
     hosts = [h for h in dict.fromkeys(host_of(u) for u in servers) if h]
     if not servers and kind == "openapi":
         return access_hosts(access, spec)
