@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..diagnostics import Diagnostic
@@ -28,6 +29,7 @@ from ..privilege import (
 )
 from ..providers.catalog import Catalog
 from ..providers.reach import (
+    Principal,
     Reach,
     classify,
     endpoint_families,
@@ -343,7 +345,12 @@ class Choosing(RunState):
                 if not description:
                     scheme = index.scheme_map.get(scheme_name)
                     description = (scheme.scope_description(scope) or "") if scheme is not None else ""
-            hit = cache[key] = classify(scope, description or "", provider=provider, app_only=app_only)
+            hit = classify(scope, description or "", provider=provider, app_only=app_only)
+            holder = index.scheme_map.get(scheme_name)
+            if hit.principal is Principal.USER and holder is not None and _ADMIN_SCHEME.search(holder.description):
+                # The token itself is an administrator's (Dropbox's team token): so is every scope on it.
+                hit = replace(hit, principal=Principal.ADMIN, why=f"{hit.why}; its scheme: {holder.description}")
+            cache[key] = hit
             return hit
 
         return reach_of
@@ -748,6 +755,8 @@ _READ_ACTION = re.compile(
     r"^(?:get|check(?!in|out)|list|search|find|query|lookup|retrieve|preview|evaluate|compute|calculate|validate|"
     r"translate|extract)"
 )
+#: A scheme whose own description says an administrator authorizes it (Dropbox's team token).
+_ADMIN_SCHEME = re.compile(r"\b(?:by|as) an? (?:team |organi[sz]ation )?administrator\b", re.IGNORECASE)
 
 
 def _api_of(space: GrantSpace, entry: OperationEntry) -> str | None:
