@@ -153,7 +153,7 @@ def refresh_catalog(store: Any, name: str = "microsoft-graph", *, url: str = GRA
         "sha256": sha,
     }
     try:
-        compiled = build_from(data, source, shipped_additions(), origin=url)
+        compiled = build_from(data, source, shipped_additions(), origin=url, strict=False)
         cat = decode(compiled, normalise_path, twins)
         count = len(cat)
     except (ValueError, CatalogError) as exc:

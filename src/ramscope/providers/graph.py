@@ -272,10 +272,16 @@ def build(vendor_dir: Path) -> bytes:
 
 
 def build_from(
-    data: bytes, source: dict[str, Any], additions: bytes | None = None, *, origin: str = "permissions.json"
+    data: bytes,
+    source: dict[str, Any],
+    additions: bytes | None = None,
+    *,
+    origin: str = "permissions.json",
+    strict: bool = True,
 ) -> bytes:
     """Compile Microsoft's ``permissions.json`` (``data``) with ``source`` as its provenance, and
-    ramscope's reviewed ``additions`` (``additions.json``'s bytes) if any."""
+    ramscope's reviewed ``additions`` (``additions.json``'s bytes) if any; not ``strict``, an addition
+    the data no longer needs or supports is left out (see :func:`_additions`)."""
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -335,7 +341,9 @@ def build_from(
                         if scheme_key in marked:
                             least[k][scheme].add(short)
 
-    added = _additions(orjson.loads(additions) if additions is not None else None, defined, grants, least)
+    added = _additions(
+        orjson.loads(additions) if additions is not None else None, defined, grants, least, strict=strict
+    )
     scheme_rank = {SCHEME_NAMES[k]: i for i, k in enumerate(order)}
     entries: list[CatalogEntry] = []
     for method, npath in sorted(grants):
@@ -405,11 +413,15 @@ def _additions(
     defined: set[tuple[str, str]],
     grants: dict[tuple[str, str], dict[str, dict[str, set[str]]]],
     least: dict[tuple[str, str], dict[str, set[str]]],
+    *,
+    strict: bool = True,
 ) -> dict[tuple[str, str], list[str]]:
     """Merge ``additions.json`` (ramscope's reviewed additions, each with its source, parsed) into
     the grants; (METHOD, normalised path) -> the notes saying so. A permission it names must exist in
     permissions.json under that scheme; an addition where permissions.json already lists the scheme
-    is refused (it is a gap filler, not an override)."""
+    is refused (it is a gap filler, not an override). Not ``strict`` (a refresh from a newer
+    permissions.json, which may have filled the gap or renamed a permission): such an addition is
+    left out instead."""
     if doc is None:
         return {}
     if not isinstance(doc, dict) or doc.get("format") != 1 or not isinstance(doc.get("additions"), list):
@@ -421,12 +433,16 @@ def _additions(
         if key not in SCHEME_NAMES or not add.get("source") or not add.get("permissions"):
             raise ValueError(f"{where}: needs a scheme of {sorted(SCHEME_NAMES)}, permissions and a source")
         scheme = SCHEME_NAMES[key]
-        for short in add["permissions"]:
-            if (key, short) not in defined:
-                raise ValueError(f"{where}: {short} is not a {key} permission of permissions.json")
+        missing = [short for short in add["permissions"] if (key, short) not in defined]
+        if missing:
+            if not strict:
+                continue
+            raise ValueError(f"{where}: {missing[0]} is not a {key} permission of permissions.json")
         for raw in add.get("paths") or ():
             k = (method, normalise_path(str(raw)))
             if scheme in grants.get(k, {}):
+                if not strict:
+                    continue
                 raise ValueError(f"{where}: permissions.json already lists {key} permissions for {method} {raw}")
             for short in add["permissions"]:
                 grants[k][scheme].setdefault(short, set()).add("")
