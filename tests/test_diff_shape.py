@@ -20,7 +20,9 @@ def _report() -> dict[str, Any]:
     ident = {"scopes": ["s"], "grants": [{"namespace": "n", "scope": "s"}], "credentials": []}
     return {
         "card": {"source": "card.json"},
-        "tiers": {t: {"acknowledgments": [], "confirmations": [], **{i: dict(ident) for i in IDENTITIES}} for t in TIERS},
+        "tiers": {
+            t: {"acknowledgments": [], "confirmations": [], **{i: dict(ident) for i in IDENTITIES}} for t in TIERS
+        },
         "accesses": [{"id": "a", "scopes": ["s"]}],
     }
 
@@ -50,7 +52,12 @@ BRANCHES: list[tuple[str, Callable[[dict[str, Any]], None], str, str]] = [
     ("card-missing", _drop(("card",)), "/card", "'card' is not an object"),
     ("card-a-list", _set(("card",), []), "/card", "'card' is not an object"),
     ("tiers-a-list", _set(("tiers",), []), "/tiers", "'tiers' is not an object"),
-    ("tier-missing", _drop(("tiers", "RECOMMENDED")), "/tiers/RECOMMENDED", "tier RECOMMENDED is missing or not an object"),
+    (
+        "tier-missing",
+        _drop(("tiers", "RECOMMENDED")),
+        "/tiers/RECOMMENDED",
+        "tier RECOMMENDED is missing or not an object",
+    ),
     ("tier-a-string", _set(("tiers", "OPTIONAL"), "x"), "/tiers/OPTIONAL", "tier OPTIONAL is missing or not an object"),
     (
         "acknowledgments-of-numbers",
@@ -70,7 +77,12 @@ BRANCHES: list[tuple[str, Callable[[dict[str, Any]], None], str, str]] = [
         "/tiers/REQUIRED/acknowledgments",
         "acknowledgments are missing",
     ),
-    ("identity-missing", _drop(("tiers", "REQUIRED", "AGENT")), "/tiers/REQUIRED/AGENT", "REQUIRED AGENT has no list of scopes"),
+    (
+        "identity-missing",
+        _drop(("tiers", "REQUIRED", "AGENT")),
+        "/tiers/REQUIRED/AGENT",
+        "REQUIRED AGENT has no list of scopes",
+    ),
     (
         "scopes-missing",
         _drop(("tiers", "REQUIRED", "END_USER", "scopes")),
