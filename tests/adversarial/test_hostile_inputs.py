@@ -151,7 +151,6 @@ def test_readme_shows_every_case_outcome() -> None:
     shown = text.split(_TABLE_BEGIN, 1)[1].split(_TABLE_END, 1)[0]
     assert shown == outcome_table(LIGHT), "regenerate: python -m tests.adversarial.hostile"
     assert len(LIGHT) == 87
-    assert [(c.klass, c.name) for c in LIGHT] == [(c.klass, c.name) for c in all_cases()]
 
 
 def test_every_case_has_one_exact_outcome() -> None:
