@@ -52,7 +52,7 @@ def result(req_id: Any, res: Any) -> dict[str, Any]:
 ACCEPTED = (202, b"")
 
 
-def _app(script: Script) -> ASGIApp:
+def _app(script: Script, *, first: bytes = b"event: endpoint\ndata: /messages/\n\n", get_status: int = 200) -> ASGIApp:
     """POST /sse → 405 (not Streamable HTTP); GET /sse → `endpoint`, then whatever the script pushes;
     POST /messages/ → the script's answer; anything else 404 (no authorization metadata)."""
     state: dict[str, asyncio.Queue[bytes]] = {}
@@ -71,13 +71,17 @@ def _app(script: Script) -> ASGIApp:
                     await send({"type": "lifespan.shutdown.complete"})
                     return
         method, path = scope["method"], scope["path"]
+        if method == "GET" and path == "/sse" and get_status != 200:
+            await send(
+                {"type": "http.response.start", "status": get_status, "headers": [(b"www-authenticate", b"Bearer")]}
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return
         if method == "GET" and path == "/sse":
             stream = state["stream"] = asyncio.Queue()
             start = {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
             await send(start)
-            await send(
-                {"type": "http.response.body", "body": b"event: endpoint\ndata: /messages/\n\n", "more_body": True}
-            )
+            await send({"type": "http.response.body", "body": first, "more_body": True})
             while (chunk := await stream.get()) != END:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b""})
@@ -100,11 +104,11 @@ def _app(script: Script) -> ASGIApp:
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[Script], ASGIServer]]:
+def serve() -> Iterator[Callable[..., ASGIServer]]:
     servers: list[ASGIServer] = []
 
-    def start(script: Script) -> ASGIServer:
-        srv = ASGIServer(lambda base: _app(script))
+    def start(script: Script, **kw: Any) -> ASGIServer:
+        srv = ASGIServer(lambda base: _app(script, **kw))
         servers.append(srv.__enter__())
         return srv
 
@@ -120,7 +124,7 @@ def _capture(settings: Settings, url: str) -> dict[str, Any]:
 
 
 def test_an_answer_sent_before_its_request_is_held_for_its_turn(
-    serve: Callable[[Script], ASGIServer], make_settings: MakeSettings
+    serve: Callable[..., ASGIServer], make_settings: MakeSettings
 ) -> None:
     """Page 1's answer arrives before initialize's, amid a notification, a server request, non-JSON data and
     answers to ids never sent: each request still gets its own answer, and both pages are listed."""
@@ -156,7 +160,7 @@ def test_an_answer_sent_before_its_request_is_held_for_its_turn(
 
 
 def test_batches_on_the_stream_and_in_the_post_answer_are_read(
-    serve: Callable[[Script], ASGIServer], make_settings: MakeSettings
+    serve: Callable[..., ASGIServer], make_settings: MakeSettings
 ) -> None:
     """A JSON-RPC batch (2025-03-26 allowed them) holding the answer among other messages, on the stream;
     and a POST answered inline with a batch instead of 202 (the stream is then not needed)."""
@@ -193,7 +197,7 @@ def test_batches_on_the_stream_and_in_the_post_answer_are_read(
     ],
 )
 def test_a_stream_that_ends_before_the_response_is_an_error(
-    serve: Callable[[Script], ASGIServer], make_settings: MakeSettings, ends_at: str, message: str
+    serve: Callable[..., ASGIServer], make_settings: MakeSettings, ends_at: str, message: str
 ) -> None:
     """The server closes the stream instead of answering: a FetchError naming the step and the request."""
 
@@ -210,6 +214,30 @@ def test_a_stream_that_ends_before_the_response_is_an_error(
         _capture(make_settings(), srv.url("/sse"))
     assert type(info.value) is FetchError
     assert str(info.value) == f"{srv.url('/sse')}: {message}"
+
+
+def test_a_stream_whose_first_event_is_not_the_endpoint_is_not_that_transport(
+    serve: Callable[..., ASGIServer], make_settings: MakeSettings
+) -> None:
+    """The old transport's first event names the endpoint; a message first means it is not that transport."""
+    srv = serve(lambda msg: ([], ACCEPTED), first=event(result(1, INIT)))
+    with pytest.raises(FetchError) as info:
+        _capture(make_settings(), srv.url("/sse"))
+    assert str(info.value) == (
+        f"{srv.url('/sse')}: MCP initialize: HTTP 405 Method Not Allowed; not an MCP endpoint, or one ramscope "
+        "cannot speak to; a GET did not open an HTTP+SSE stream either (an event stream without an endpoint event)"
+    )
+
+
+def test_a_stream_demanding_a_credential_is_a_denial_not_an_error(
+    serve: Callable[..., ASGIServer], make_settings: MakeSettings
+) -> None:
+    """GET answered 401: the tools are behind a credential (recorded as such), not "not an MCP server"."""
+    srv = serve(lambda msg: ([], ACCEPTED), get_status=401)
+    capture = _capture(make_settings(), srv.url("/sse"))
+    assert (capture["tools_listed"], capture["auth"]["status"]) == (False, 401)
+    assert capture["steps"][-1]["step"] == "GET (HTTP+SSE)"
+    assert capture["steps"][-1]["outcome"] == "credential demanded"
 
 
 # --------------------------------------------------------------------------- the held answers' bound
