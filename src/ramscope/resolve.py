@@ -68,8 +68,9 @@ OPERATION_ID_NOT_FOUND = rule(
 )
 HTTP_METHOD_MISMATCH = rule(
     "http-method-mismatch",
-    Severity.WARNING,
-    "The operation found by operation_id has another HTTP method than the manifest's http_method.",
+    Severity.ERROR,
+    "The operation found by operation_id has another HTTP method or path than the manifest's "
+    "http_method and resource_path say: the card contradicts itself, and nothing is derived from it.",
     stage=_S,
 )
 OPERATION_NOT_FOUND = rule(
@@ -213,15 +214,22 @@ def _resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Targ
             hits = index.by_operation_id.get(_stone_id(op_id.strip()), [])
         if len(hits) == 1:
             entry = hits[0]
-            if method and method != entry.method:
+            by_path = index.by_method_path.get((method, normalize_path(path)), []) if path and method else []
+            other = (
+                next((e for e in by_path if e is not entry and e.key != entry.key), None) if len(by_path) == 1 else None
+            )
+            if (method and method != entry.method) or other is not None:
+                # Which one the card means cannot be told: the method (what a gateway permits, what
+                # confirm-writes judges) or the id. Neither is guessed (issue 22).
                 assert aos is not None
-                notes.append(
-                    HTTP_METHOD_MISMATCH(
-                        aos.loc.of("http_method"),
-                        f"operation_id {op_id!r} is {entry.method} {entry.full_path or entry.path} in the spec, "
-                        f"but http_method says {method}; the spec's operation is used",
-                    )
+                said = f"{method} {raw_path}" if other is not None else f"http_method {method}"
+                message = (
+                    f"operation_id {op_id!r} is {entry.method} {entry.full_path or entry.path} in the spec, but "
+                    f"{said} names {'operation ' + repr(other.key) if other is not None else 'another method'}: "
+                    "the card contradicts itself"
                 )
+                ptr = aos.loc.of("http_method")
+                return Unresolved("selector-contradiction", message, (), (*notes, HTTP_METHOD_MISMATCH(ptr, message)))
             return _target(index, entry, "operation_id", notes, spec_ptr)
         assert aos is not None
         if len(hits) > 1:
