@@ -886,7 +886,9 @@ OUTCOMES: dict[tuple[str, str], Outcome] = {
     ("duplicate-keys", "card-yaml"): Outcome(2, "bad-input", ()),
     ("duplicate-keys", "openapi-json"): Outcome(0, None, ("operation-id-not-found",)),
     ("duplicate-keys", "openapi-yaml"): Outcome(3, "unsupported-spec", ("access-unresolved", "unsupported-spec")),
-    ("duplicate-keys", "discovery"): Outcome(0, None, ("http-method-mismatch",)),
+    ("duplicate-keys", "discovery"): Outcome(
+        3, "selector-contradiction", ("access-unresolved", "http-method-mismatch")
+    ),
     ("duplicate-keys", "mcp"): Outcome(3, "operation-not-found", ("access-unresolved", "operation-not-found")),
     ("duplicate-keys", "a2a"): Outcome(3, "operation-not-found", ("access-unresolved", "operation-not-found")),
     ("bad-utf8", "card-invalid"): Outcome(2, "bad-input", ()),
