@@ -53,14 +53,6 @@ class Served:
     mcp_tools_result: bytes | None = None
 
 
-#: The known bug a strict xfail names: a document that cannot be read is labelled as a kind ramscope does not read.
-UNREADABLE_AS_UNSUPPORTED = (
-    "bug: a spec that cannot be read (invalid JSON or YAML, nesting too deep, bad UTF-8, an alias bomb) is "
-    "labelled `unsupported-spec` (a kind ramscope does not read) instead of `spec-invalid` (obtained but "
-    "unreadable): specs/_doc.py words its parse errors 'unsupported spec: ...'"
-)
-
-
 @dataclass(frozen=True)
 class Outcome:
     """What ``ramscope derive`` does with a case, exactly.
@@ -823,17 +815,17 @@ OUTCOMES: dict[tuple[str, str], Outcome] = {
     ("deep-nesting", "card-yaml-flow"): Outcome(2, "limit-exceeded", ()),
     ("deep-nesting", "card-yaml-block"): Outcome(2, "limit-exceeded", ()),
     ("deep-nesting", "openapi-json"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("deep-nesting", "openapi-yaml"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("deep-nesting", "discovery"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("deep-nesting", "mcp"): Outcome(3, "spec-unavailable", ("access-unresolved", "spec-unavailable")),
     ("deep-nesting", "a2a"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("deep-nesting", "discovery-resources-450"): Outcome(
         3, "security-undeclared", ("access-undetermined", "security-undeclared")
@@ -879,7 +871,7 @@ OUTCOMES: dict[tuple[str, str], Outcome] = {
     ),
     ("yaml-alias-bomb", "card"): Outcome(2, "limit-exceeded", ()),
     ("yaml-alias-bomb", "openapi-yaml"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("yaml-alias-bomb", "card-recursive"): Outcome(2, "bad-input", ()),
     ("duplicate-keys", "card-json"): Outcome(2, "bad-input", ()),
@@ -897,17 +889,17 @@ OUTCOMES: dict[tuple[str, str], Outcome] = {
     ("bad-utf8", "card-surrogate"): Outcome(2, "bad-input", ()),
     ("bad-utf8", "card-overlong-3byte"): Outcome(2, "bad-input", ()),
     ("bad-utf8", "openapi-json"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("bad-utf8", "openapi-yaml"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("bad-utf8", "discovery"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("bad-utf8", "mcp"): Outcome(3, "spec-unavailable", ("access-unresolved", "spec-unavailable")),
     ("bad-utf8", "a2a"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("bad-utf8", "card-escaped-surrogate"): Outcome(0, None, ()),
     ("nul-bytes", "card-raw-nul"): Outcome(2, "bad-input", ()),
@@ -919,7 +911,7 @@ OUTCOMES: dict[tuple[str, str], Outcome] = {
     ("nul-bytes", "mcp"): Outcome(3, "operation-not-found", ("access-unresolved", "operation-not-found")),
     ("nul-bytes", "a2a"): Outcome(3, "operation-not-found", ("access-unresolved", "operation-not-found")),
     ("nul-bytes", "openapi-raw-nul"): Outcome(
-        3, "spec-invalid", ("access-unresolved", "spec-invalid"), bug=UNREADABLE_AS_UNSUPPORTED
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
     ),
     ("numbers-as-ids", "card"): Outcome(1, "invalid-type", ("invalid-type",)),
     ("numbers-as-ids", "openapi-json"): Outcome(
