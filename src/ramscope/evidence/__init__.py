@@ -21,25 +21,25 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_attributes
 
 _LAZY: dict[str, str] = {
-    "AuditResult": ".audit",
+    "AuditResult": ".auditing",
     "AuthKind": ".model",
-    "DraftResult": ".draft",
+    "DraftResult": ".drafting",
     "EvidenceFormat": ".model",
     "EvidenceLimits": "._source",
     "EvidenceSummary": ".model",
     "HostIndex": ".hosts",
     "ObservedCall": ".model",
     "Principal": ".model",
-    "audit": ".audit",
-    "draft": ".draft",
+    "audit": ".auditing",
+    "draft": ".drafting",
     "iter_calls": ".read",
     "read_calls": ".read",
 }
 
 if TYPE_CHECKING:
     from ._source import EvidenceLimits
-    from .audit import AuditResult, audit
-    from .draft import DraftResult, draft
+    from .auditing import AuditResult, audit
+    from .drafting import DraftResult, draft
     from .hosts import HostIndex
     from .model import AuthKind, EvidenceFormat, EvidenceSummary, ObservedCall, Principal
     from .read import iter_calls, read_calls

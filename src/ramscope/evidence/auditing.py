@@ -29,7 +29,7 @@ from ..outputs.report import AccessRecord, Report
 from ..specs.model import SpecIndex, SpecKind
 from ._auth import jwt_claims
 from ._source import DEFAULT_LIMITS, EvidenceLimits
-from .draft import summary_diagnostics
+from .drafting import summary_diagnostics
 from .hosts import _norm_prefix
 from .match import matcher_for
 from .model import EvidenceSummary, ObservedCall
