@@ -58,6 +58,8 @@ class AuditResult:
     #: The least-privilege scopes of the observed accesses (what a token for this evidence needs).
     needed: tuple[str, ...]
     token_verified: bool | None = None
+    #: Whether the card itself is valid (``validate``); an invalid card is still audited.
+    card_valid: bool = True
 
     @property
     def exit_code(self) -> int:
@@ -67,6 +69,7 @@ class AuditResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "card": self.card,
+            "card_valid": self.card_valid,
             "calls": self.calls,
             "observed": dict(self.observed),
             "needed_scopes": list(self.needed),
@@ -271,6 +274,7 @@ def audit(
         granted=scopes,
         needed=needed,
         token_verified=False if token is not None else None,
+        card_valid=report.card_valid,
     )
 
 
