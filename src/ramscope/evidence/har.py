@@ -58,50 +58,55 @@ def read_har(
     saw_log = False
     n = 0
     cap = limits.max_field
+    act = _ACTIONS
     try:
         for prefix, event, value in ijson.parse(stream, use_float=True):
+            # Most events (bodies, response headers, timings) are of no interest: one dict look-up each.
+            code = act.get(prefix)
+            if code is None:
+                continue
             if entry is None:
-                if prefix == _ENTRY and event == "start_map":
+                if code == _BOUNDARY and event == "start_map":
                     entry = _Entry()
                     n += 1
-                elif prefix == "log.entries" and event == "start_array":
+                elif code == _LOG and event == "start_array":
                     saw_log = True
                 continue
-            if prefix == _ENTRY and event == "end_map":
-                call = _finish(entry, label, n, stats)
-                entry = None
-                if call is not None:
-                    yield call
+            if code == _BOUNDARY:
+                if event == "end_map":
+                    call = _finish(entry, label, n, stats)
+                    entry = None
+                    if call is not None:
+                        yield call
                 continue
-            if event not in {"string", "number", "map_key", "end_map"}:
-                continue
-            if event == "string" and len(value) > cap and prefix in _KEPT:
-                entry.too_long = True
-                continue
-            if prefix == _REQ + ".method" and event == "string":
-                entry.method = value
-            elif prefix == _REQ + ".url" and event == "string":
-                entry.url = value
-            elif prefix == _ENTRY + ".startedDateTime" and event == "string":
-                entry.started = value
-            elif prefix == _ENTRY + ".response.status" and event == "number":
+            if event == "string":
+                if len(value) > cap and code in _CAPPED:
+                    entry.too_long = True
+                elif code == _METHOD:
+                    entry.method = value
+                elif code == _URL:
+                    entry.url = value
+                elif code == _STARTED:
+                    entry.started = value
+                elif code == _HNAME:
+                    entry.hname = value
+                elif code == _HVALUE:
+                    entry.hvalue = value
+                elif code == _QNAME:
+                    entry.qname = value
+                elif code == _QVALUE:
+                    entry.qvalue = value
+            elif event == "end_map":
+                if code == _HEADER:
+                    entry.creds.header(entry.hname, entry.hvalue)
+                    entry.hname = entry.hvalue = ""
+                elif code == _QUERY:
+                    entry.creds.query(entry.qname, entry.qvalue)
+                    entry.qname = entry.qvalue = ""
+                elif code == _COOKIE:
+                    entry.creds.cookie()
+            elif event == "number" and code == _STATUS:
                 entry.status = int(value) if 0 <= value < 1000 else None
-            elif prefix == _REQ + ".headers.item.name" and event == "string":
-                entry.hname = value
-            elif prefix == _REQ + ".headers.item.value" and event == "string":
-                entry.hvalue = value
-            elif prefix == _REQ + ".headers.item" and event == "end_map":
-                entry.creds.header(entry.hname, entry.hvalue)
-                entry.hname = entry.hvalue = ""
-            elif prefix == _REQ + ".queryString.item.name" and event == "string":
-                entry.qname = value
-            elif prefix == _REQ + ".queryString.item.value" and event == "string":
-                entry.qvalue = value
-            elif prefix == _REQ + ".queryString.item" and event == "end_map":
-                entry.creds.query(entry.qname, entry.qvalue)
-                entry.qname = entry.qvalue = ""
-            elif prefix == _REQ + ".cookies.item" and event == "end_map":
-                entry.creds.cookie()
     except ijson.IncompleteJSONError:
         # ijson's own messages quote the input around the error: never shown (secrets).
         raise InputError(
@@ -113,15 +118,27 @@ def read_har(
         raise InputError("not a HAR file: no log.entries array", source=label)
 
 
-_KEPT = frozenset(
-    {
-        _REQ + ".method",
-        _REQ + ".url",
-        _ENTRY + ".startedDateTime",
-        _REQ + ".headers.item.name",
-        _REQ + ".queryString.item.name",
-    }
+(_LOG, _BOUNDARY, _METHOD, _URL, _STARTED, _STATUS, _HNAME, _HVALUE, _HEADER, _QNAME, _QVALUE, _QUERY, _COOKIE) = range(
+    13
 )
+#: The parser prefixes a call is made of, and what each is.
+_ACTIONS = {
+    "log.entries": _LOG,
+    _ENTRY: _BOUNDARY,
+    _REQ + ".method": _METHOD,
+    _REQ + ".url": _URL,
+    _ENTRY + ".startedDateTime": _STARTED,
+    _ENTRY + ".response.status": _STATUS,
+    _REQ + ".headers.item.name": _HNAME,
+    _REQ + ".headers.item.value": _HVALUE,
+    _REQ + ".headers.item": _HEADER,
+    _REQ + ".queryString.item.name": _QNAME,
+    _REQ + ".queryString.item.value": _QVALUE,
+    _REQ + ".queryString.item": _QUERY,
+    _REQ + ".cookies.item": _COOKIE,
+}
+#: Strings longer than the field bound make their entry unreadable (a header value is only classified).
+_CAPPED = frozenset({_METHOD, _URL, _STARTED, _HNAME, _QNAME})
 
 
 def _finish(e: _Entry, label: str, n: int, stats: ReadStats) -> ObservedCall | None:

@@ -80,17 +80,33 @@ class HostIndex:
         self._options: dict[str, list[str]] = {}
         for prefix, spec in options:
             self._options.setdefault(prefix, []).append(spec)
+        #: scheme://netloc/ -> the option prefixes on it, longest first (a call compares only its host's).
+        self._by_origin: dict[str, list[str]] = {}
+        for prefix in sorted(self._options, key=len, reverse=True):
+            self._by_origin.setdefault(_origin(prefix), []).append(prefix)
 
     def with_options(self, options: Sequence[tuple[str, str]]) -> HostIndex:
         return HostIndex(self._shipped, options)
 
     def hints(self, url: str) -> tuple[SpecHint, ...]:
         """The specs that may describe ``url``: ``--spec`` prefixes (longest first), else the shipped index."""
-        levels = list(_ancestors(url))
-        found = [SpecHint(p, s, "option") for p in levels for s in self._options.get(p, ())]
-        if found:
-            return tuple(found)
-        return tuple(SpecHint(p, s, "index") for p in levels for s in self._shipped.get(p, ()))
+        norm = _norm_prefix(url)
+        if norm is None:
+            return ()
+        found = tuple(
+            SpecHint(p, s, "option")
+            for p in self._by_origin.get(_origin(norm), ())
+            if norm.startswith(p)
+            for s in self._options[p]
+        )
+        if not found:
+            found = tuple(SpecHint(p, s, "index") for p in _ancestors(url) for s in self._shipped.get(p, ()))
+        return found
+
+
+def _origin(prefix: str) -> str:
+    scheme, _, rest = prefix.partition("://")
+    return f"{scheme}://{rest.partition('/')[0]}/"
 
 
 @cache
