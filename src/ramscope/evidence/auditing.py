@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from ..card import Card, load_card
 from ..config import Settings
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic
 from ..errors import InputError
 from ..outputs.report import AccessRecord, Report
 from ..specs.model import SpecIndex, SpecKind
@@ -349,7 +349,6 @@ def _grant_findings(
                     "",
                     f"access {rec.id!r} needs {', '.join(lacking) or 'a scope set'} which the token does not hold",
                     data={"access": rec.id, "scopes": lacking},
-                    severity=Severity.WARNING,
                 )
             )
     universes = [u for u in (engine.universe(s) for s in sorted(servers)) if u is not None]

@@ -63,7 +63,7 @@ EXCESS_GRANT = rule(
 )
 MISSING_GRANT = rule(
     "missing-grant",
-    Severity.ERROR,
+    Severity.WARNING,
     "The token lacks a scope that the least-privilege permissions of the observed calls need.",
     stage=_S,
 )
