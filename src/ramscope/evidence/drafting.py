@@ -510,7 +510,8 @@ def draft(
                 },
             )
         )
-    card = manifest.to_dict()
+    # Empty lists too: a draft that explains nothing is still a manifest (to_dict leaves defaults out).
+    card = {"resources": [], "operations": [], "resource_accesses": [], **manifest.to_dict()}
     return DraftResult(
         card=card,
         calls=d.calls,
