@@ -336,6 +336,7 @@ def test_the_commands_draft_validate_derive_and_audit_and_no_output_holds_a_secr
     assert code == 6
     assert f"error[undeclared-call]: POST {recorded.api.base_url}/calendar/v3/calendars/primary/events" in out
     assert "calendar.events.insert" in out
+    assert f"ramscope: error[undeclared-call]: POST {recorded.api.base_url}/calendar/v3/calendars/primary/events" in err
     assert "(exit 6)" in err
 
     code, out, err = cli("audit", str(card), *files, "--granted", "https://www.googleapis.com/auth/calendar")

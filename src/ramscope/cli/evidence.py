@@ -112,8 +112,9 @@ def _run_audit(args: argparse.Namespace) -> int:
             write(json.dumps(_sarif(result), indent=2, ensure_ascii=False) + "\n")
         else:
             write(_text(result))
-    if args.format != "text":
-        _say(args, list(result.diagnostics))
+    # Every non-zero exit says its failing items on stderr, in every format (docs/cli.md); text already
+    # has every finding on stdout, so stderr gets the errors only, unless -v.
+    _say(args, [d for d in result.diagnostics if args.format != "text" or d.severity.value == "error" or args.verbose])
     if result.exit_code == EXIT_UNDECLARED:
         if not args.quiet:
             n = sum(1 for d in result.diagnostics if d.code in {"undeclared-call", "undeclared-host"})
