@@ -102,7 +102,11 @@ class Credentials:
             self.principal = principal
 
     def header(self, name: str, value: str) -> None:
-        n = name.strip().lower()
+        n = name.lower()
+        if n not in _CREDENTIAL_HEADERS:
+            n = n.strip()
+            if n not in _CREDENTIAL_HEADERS:
+                return  # most headers (User-Agent, Accept ...) carry no credential
         if n in _CREDENTIAL_HEADERS and value.strip().strip("[]<>*").lower() in _REDACTED:
             self.redacted = True  # a credential was sent, but the recorder hid its kind as well
         elif n == "authorization":

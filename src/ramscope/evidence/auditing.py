@@ -25,8 +25,9 @@ from ..card import Card, load_card
 from ..config import Settings
 from ..diagnostics import Diagnostic
 from ..errors import InputError
+from ..manifest import InteractionProtocol
 from ..outputs.report import AccessRecord, Report
-from ..specs.model import SpecIndex, SpecKind
+from ..specs.model import SpecIndex
 from ._auth import jwt_claims
 from ._source import DEFAULT_LIMITS, EvidenceLimits
 from .drafting import summary_diagnostics
@@ -134,12 +135,11 @@ class _Auditor:
             if not url:
                 continue
             self._name(url)
-            kind = SpecKind.MCP if res.interaction_protocol.name == "MCP" else None
-            if kind is SpecKind.MCP:
+            if res.interaction_protocol is InteractionProtocol.MCP:
                 self.mcp.add(_norm(url))
                 continue
-            if kind is None and res.interaction_protocol.name == "A2A":
-                continue
+            if res.interaction_protocol is InteractionProtocol.A2A:
+                continue  # an agent is called over A2A, not by operation: its host is named above
             loaded = engine.load(url, None)
             if loaded.index is not None and all(u != url for u, _, _ in self.rest):
                 bases = _bases(loaded.index)

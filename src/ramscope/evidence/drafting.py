@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -212,7 +212,8 @@ class _Drafter:
         if call.tool:
             self._add_tool(call)
             return
-        hints = self.hosts.hints(call.url)
+        url = call.url
+        hints = self.hosts.hints_canonical(url if url.endswith("/") else url + "/")
         path = call.path
         tried: str | None = None
         reason = "no spec is known for this URL (give one with --spec PREFIX=SPEC_URL)"
@@ -350,7 +351,7 @@ class _Drafter:
         )
 
     def _declare(
-        self, s: _Seen, spec_resource: dict[str, Resource], unique: Any
+        self, s: _Seen, spec_resource: dict[str, Resource], unique: Callable[[str], str]
     ) -> tuple[Resource, Operation, bool] | None:
         e, index = s.entry, s.index
         if index.kind is SpecKind.MCP:

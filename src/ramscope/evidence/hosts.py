@@ -59,11 +59,8 @@ def parse_spec_option(text: str) -> tuple[str, str]:
     return norm, spec.strip()
 
 
-def _ancestors(url: str) -> Iterable[str]:
-    """``url``'s normalised prefixes, longest first (``https://h/a/b`` -> ``https://h/a/b/``, ``.../a/``, ``.../``)."""
-    norm = _norm_prefix(url)
-    if norm is None:
-        return
+def _ancestors(norm: str) -> Iterable[str]:
+    """A normalised prefix's ancestors, longest first (``https://h/a/b/`` -> itself, ``.../a/``, ``.../``)."""
     scheme, _, rest = norm.partition("://")
     netloc, _, path = rest.partition("/")
     base = f"{scheme}://{netloc}/"
@@ -93,6 +90,11 @@ class HostIndex:
         norm = _norm_prefix(url)
         if norm is None:
             return ()
+        return self.hints_canonical(norm)
+
+    def hints_canonical(self, norm: str) -> tuple[SpecHint, ...]:
+        """:meth:`hints` of a URL already in canonical form ending in ``/`` (an :class:`ObservedCall`'s
+        URL is canonical: lower-case scheme and host, no default port, no query)."""
         found = tuple(
             SpecHint(p, s, "option")
             for p in self._by_origin.get(_origin(norm), ())
@@ -100,7 +102,7 @@ class HostIndex:
             for s in self._options[p]
         )
         if not found:
-            found = tuple(SpecHint(p, s, "index") for p in _ancestors(url) for s in self._shipped.get(p, ()))
+            found = tuple(SpecHint(p, s, "index") for p in _ancestors(norm) for s in self._shipped.get(p, ()))
         return found
 
 

@@ -11,7 +11,7 @@ resolved through :func:`ramscope.resolve.resolve` like any other (:mod:`.draft`)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..specs.model import OperationEntry, SpecIndex, SpecKind
@@ -99,6 +99,8 @@ class OperationMatcher:
                     self._spanning.setdefault(e.method, []).append(tpl)
                 else:
                     self._fixed.setdefault((e.method, n, first), []).append(tpl)
+        for bucket in (*self._fixed.values(), *self._spanning.values()):
+            bucket.sort(key=lambda tpl: tpl.score, reverse=True)
 
     def match(self, method: str, paths: Sequence[str]) -> Match:
         """The operation ``method`` on any of ``paths`` (spellings of one call's path) instantiates."""
@@ -108,14 +110,26 @@ class OperationMatcher:
             return hit
         best: tuple[int, int, int] | None = None
         found: dict[str, OperationEntry] = {}
-        for tpl in self._candidates(method, paths):
-            if best is not None and tpl.score < best:
-                continue
-            if not any(tpl.regex.fullmatch(p) for p in paths):
-                continue
-            if best is None or tpl.score > best:
-                best, found = tpl.score, {}
-            found[tpl.entry.key] = tpl.entry
+        fixed = self._fixed
+        for p in key[1]:
+            t = p[:-1] if len(p) > 1 and p.endswith("/") else p
+            segments = t.split("/")
+            n = len(segments) - 1
+            buckets = (
+                fixed.get((method, n, segments[1] if n else None)),
+                fixed.get((method, n, None)),
+                self._spanning.get(method),
+            )
+            for bucket in buckets:
+                # Each bucket is sorted most specific first: the first template that matches sets the bar.
+                for tpl in bucket or ():
+                    if best is not None and tpl.score < best:
+                        break
+                    if tpl.regex.fullmatch(p) is None:
+                        continue
+                    if best is None or tpl.score > best:
+                        best, found = tpl.score, {}
+                    found[tpl.entry.key] = tpl.entry
         if not found:
             result = Match(None)
         elif len(found) == 1:
@@ -126,19 +140,6 @@ class OperationMatcher:
             self._memo.clear()
         self._memo[key] = result
         return result
-
-    def _candidates(self, method: str, paths: Iterable[str]) -> Iterable[_Template]:
-        seen: set[int] = set()
-        for p in paths:
-            t = p if len(p) == 1 or not p.endswith("/") else p[:-1]
-            segments = t.split("/")[1:]
-            n = len(segments)
-            for first in (segments[0] if segments else None, None):
-                for tpl in self._fixed.get((method, n, first), ()):
-                    if id(tpl) not in seen:
-                        seen.add(id(tpl))
-                        yield tpl
-        yield from self._spanning.get(method, ())
 
 
 _MATCHERS: dict[tuple[str, str], OperationMatcher] = {}

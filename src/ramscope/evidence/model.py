@@ -76,7 +76,9 @@ class ObservedCall:
 
     @property
     def path(self) -> str:
-        return self.parts.path or "/"
+        # ``url`` is canonical (strip_url): its path starts at the first "/" after the authority.
+        i = self.url.find("/", self.url.find("://") + 3)
+        return self.url[i:] if i >= 0 else "/"
 
     @property
     def label(self) -> str:
@@ -114,5 +116,7 @@ def strip_url(raw: str) -> str | None:
         return None
     if ":" in host:
         host = f"[{host}]"
-    netloc = host if port is None else f"{host}:{port}"
+    # Canonical (lower-case scheme and host, no default port): prefixes compare as plain strings.
+    default = {"http": 80, "ws": 80, "https": 443, "wss": 443}[scheme]
+    netloc = host if port is None or port == default else f"{host}:{port}"
     return f"{scheme}://{netloc}{p.path or '/'}"
