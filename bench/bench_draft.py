@@ -26,7 +26,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Context, child_env, discovery_dir, interleaved, mb, ramscope_cmd, run_process, summary, table
+from _common import (
+    Context,
+    child_env,
+    discovery_dir,
+    interleaved,
+    mb,
+    ramscope_cmd,
+    run_process,
+    summary,
+    table,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 GITHUB = REPO / ".corpora" / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
@@ -173,7 +183,7 @@ def main(argv: list[str]) -> int:
     print(
         table(
             f"draft from a {args.entries:,}-entry HAR ({mb(size)} MB; median of {args.runs})",
-            ["process", "median s", "min s", "max s", "peak RSS MB", "time ratio", "RSS ratio"],
+            ["process", "median s", "min s", "max s", "CPU s", "peak RSS MB", "time ratio", "CPU ratio", "RSS ratio"],
             rows,
         )
     )
