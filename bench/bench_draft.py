@@ -32,6 +32,7 @@ from _common import (
     discovery_dir,
     interleaved,
     mb,
+    median,
     ramscope_cmd,
     run_process,
     summary,
@@ -127,6 +128,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entries", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--output", type=Path, help="also write the raw figures here (JSON)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ramscope-bench-draft-") as tmp:
         work = Path(tmp)
@@ -166,20 +168,28 @@ def main(argv: list[str]) -> int:
         finally:
             ctx.close()
     base = summary(runs["json.load of the HAR (baseline)"])
+    base_cpu = median([r.cpu for r in runs["json.load of the HAR (baseline)"]])
     rows = []
+    raw = {}
     for name, rs in runs.items():
         s = summary(rs)
+        cpu = median([r.cpu for r in rs])
+        raw[name] = {**s, "median_cpu_s": cpu, "seconds": [r.seconds for r in rs], "cpu": [r.cpu for r in rs]}
         rows.append(
             [
                 name,
                 s["median_s"],
                 s["min_s"],
                 s["max_s"],
+                cpu,
                 s["median_rss_mb"],
                 s["median_s"] / base["median_s"],
+                cpu / base_cpu,
                 s["median_rss_mb"] / base["median_rss_mb"],
             ]
         )
+    if args.output:
+        args.output.write_text(json.dumps({"entries": args.entries, "har_bytes": size, "runs": raw}, indent=2))
     print(
         table(
             f"draft from a {args.entries:,}-entry HAR ({mb(size)} MB; median of {args.runs})",
