@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 
@@ -51,6 +52,10 @@ UNIVERSES: dict[str, tuple[str, str]] = {GOOGLE: ("google", "google.universe.jso
 CATALOGS: dict[str, tuple[str, str]] = {
     "microsoft-graph": ("ramscope.providers.graph", "microsoft-graph.catalog.json.gz"),
     "github": ("ramscope.providers.github", "github.catalog.json.gz"),
+    "notion": ("ramscope.providers.notion", "notion.catalog.json.gz"),
+    "docusign": ("ramscope.providers.docusign", "docusign.catalog.json.gz"),
+    "stripe-restricted-keys": ("ramscope.providers.stripe", "stripe-restricted-keys.catalog.json.gz"),
+    "intercom": ("ramscope.providers.intercom", "intercom.catalog.json.gz"),
 }
 
 
@@ -85,7 +90,7 @@ def catalog(name: str) -> Catalog | None:
     module = importlib.import_module(hit[0])
     from .catalog import decode  # noqa: PLC0415
 
-    return decode(data, module.normalise_path)
+    return decode(data, module.normalise_path, getattr(module, "twins", None))
 
 
 def catalog_for_servers(server_urls: Sequence[str]) -> Catalog | None:
@@ -103,15 +108,20 @@ def catalog_for_servers(server_urls: Sequence[str]) -> Catalog | None:
 
 @cache
 def snapshot_versions() -> dict[str, str]:
-    """``universe:<name>`` / ``catalog:<name>`` -> version of every shipped snapshot.
+    """``universe:<name>`` / ``catalog:<name>`` / ``quirks`` -> version of every shipped snapshot.
 
     From the small ``versions.json`` the build writes beside them, so a reuse key does not have to
     decode every snapshot.
     """
     import orjson  # noqa: PLC0415
 
+    from .quirks import data_version  # noqa: PLC0415
+
     data = _data("versions.json")
-    return {str(k): str(v) for k, v in orjson.loads(data).items()} if data else {}
+    out = {str(k): str(v) for k, v in orjson.loads(data).items()} if data else {}
+    # The provider quirks are shipped data too: a report derived with other quirks is not reused.
+    out["quirks"] = data_version()
+    return out
 
 
 #: Which delegated scheme of Microsoft Graph's catalog a policy's ``accounts`` setting leaves out.
@@ -121,12 +131,26 @@ _GRAPH_OTHER_ACCOUNTS = {
 }
 
 
-def catalog_requirements(cat: Catalog, entry: CatalogEntry, *, accounts: str = "work") -> CatalogEntry:
+def catalog_requirements(
+    cat: Catalog, entry: CatalogEntry, *, accounts: str = "work", github: str = "fine-grained"
+) -> CatalogEntry:
     """``entry`` with the alternatives a derivation considers: for Microsoft Graph, the delegated
-    permissions of one account kind (work or school by default, personal by policy)."""
+    permissions of one account kind (work or school by default, personal by policy); for GitHub, one
+    token family (fine-grained by default, classic by policy), unless the endpoint has no alternative
+    of that family for a user (notifications: fine-grained tokens cannot call it), then the other's."""
+    if cat.name == "github":
+        from .github import CLASSIC, FAMILIES, USER  # noqa: PLC0415 - the provider's names
+
+        keep = set(FAMILIES.get(github, FAMILIES["fine-grained"]))
+        user_scheme = CLASSIC if github == "classic" else USER
+        if not any(t.scheme == user_scheme for alt in entry.requirements for t in alt):
+            keep |= {USER, CLASSIC}
+        reqs = tuple(alt for alt in entry.requirements if all(t.scheme in keep for t in alt))
+        cond = tuple(c for c in entry.conditional if c[0] in keep)
+        return replace(entry, requirements=reqs, conditional=cond)
     if cat.name != "microsoft-graph":
         return entry
     drop = _GRAPH_OTHER_ACCOUNTS.get(accounts, "")
     reqs = tuple(alt for alt in entry.requirements if not any(t.scheme == drop for t in alt))
     least = {k: v for k, v in entry.least.items() if k != drop}
-    return CatalogEntry(entry.method, entry.path, reqs, least, entry.notes)
+    return replace(entry, requirements=reqs, least=least)
