@@ -114,5 +114,5 @@ def test_without_a_reachable_spec_the_calls_are_listed_not_dropped(tmp_path: Pat
     result = draft([har], settings=Settings(cache_dir=tmp_path / "cache", offline=True))
     (u,) = result.unmatched
     assert u.spec_url == "https://www.googleapis.com/discovery/v1/apis/calendar/v3/rest"
-    assert "unavailable" in u.reason
+    assert u.reason.startswith(f"spec {u.spec_url} unavailable: offline")
     assert result.card["resource_accesses"] == []

@@ -220,8 +220,9 @@ class _Drafter:
         for hint in hints:
             index = self._index(hint.spec_url, None)
             if index is None:
+                if tried is None:  # the most specific spec's problem is the one to say
+                    reason = f"spec {hint.spec_url} unavailable: {self.spec_problems.get(hint.spec_url, '')}"
                 tried = tried or hint.spec_url
-                reason = f"spec {hint.spec_url} unavailable: {self.spec_problems.get(hint.spec_url, '')}"
                 continue
             m = matcher_for(index).match(call.method, _paths(path, hint.prefix))
             if m.entry is not None:
