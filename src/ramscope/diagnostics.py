@@ -82,6 +82,7 @@ def rule(code: str, severity: Severity, summary: str, *, stage: str) -> Rule:
 _RULE_MODULES = (
     "ramscope.card",
     "ramscope.derive.rules",
+    "ramscope.evidence.rules",
     "ramscope.governance.skills",
     "ramscope.manifest",
     "ramscope.naming",
