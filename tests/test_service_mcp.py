@@ -85,15 +85,19 @@ def _error_text(result: types.CallToolResult) -> str:
 
 
 def test_lists_its_tools_with_honest_annotations(tmp_path: Path) -> None:
-    """Four tools, each taking the card as `card`; all read-only, and only validation stays off the network."""
+    """Five tools, each taking the card as `card` but draft_card (which makes one); all read-only, and only
+    validation stays off the network."""
 
     async def work(session: ClientSession) -> types.ListToolsResult:
         return await session.list_tools()
 
     listed = _with_server(tmp_path / "cache", work)
     tools = {t.name: t for t in listed.tools}
-    assert sorted(tools) == ["card_scopes", "derive_card", "explain_access", "validate_card"]
+    assert sorted(tools) == ["card_scopes", "derive_card", "draft_card", "explain_access", "validate_card"]
     for name, tool in tools.items():
+        if name == "draft_card":  # it makes a card, from evidence files
+            assert tool.input_schema["required"] == ["evidence"]
+            continue
         assert "card" in tool.input_schema["properties"], name
         assert "path" in tool.input_schema["properties"], name
         a = tool.annotations
@@ -207,3 +211,37 @@ def test_a_card_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
         return [await session.call_tool("derive_card", {"card": bad}) for bad in ([1, 2], "a card", 3)]
 
     assert [r.is_error for r in _with_server(tmp_path / "cache", work)] == [True, True, True]
+
+
+def test_draft_card_from_a_har_inside_a_granted_root(tmp_path: Path) -> None:
+    """draft_card drafts a card from a HAR the client's root holds (Calendar's events.insert, its spec
+    from the cassette), and reads no evidence outside the roots."""
+    granted = tmp_path / "project"
+    granted.mkdir()
+    entry = {
+        "startedDateTime": "2026-12-01T10:00:00Z",
+        "request": {
+            "method": "POST",
+            "url": "https://www.googleapis.com/calendar/v3/calendars/primary/events",
+            "headers": [{"name": "Authorization", "value": "Bearer not-a-real-token"}],
+            "queryString": [],
+        },
+        "response": {"status": 200, "content": {}},
+    }
+    har = json.dumps({"log": {"version": "1.2", "creator": {"name": "t"}, "entries": [entry]}})
+    (granted / "session.har").write_text(har)
+    (tmp_path / "outside.har").write_text(har)
+
+    async def work(session: ClientSession) -> list[types.CallToolResult]:
+        return [
+            await session.call_tool("draft_card", {"evidence": ["session.har"]}),
+            await session.call_tool("draft_card", {"evidence": [str(tmp_path / "outside.har")]}),
+        ]
+
+    drafted, outside = _with_server(tmp_path / "cache", work, roots=[granted])
+    doc = _structured(drafted)
+    ops = [op["api_operation_spec"]["operation_id"] for op in doc["card"]["operations"]]
+    assert ops == ["calendar.events.insert"]
+    assert (doc["report"]["calls"], doc["report"]["matched"]) == (1, 1)
+    assert "not-a-real-token" not in json.dumps(doc)
+    assert "outside the roots the client granted" in _error_text(outside)

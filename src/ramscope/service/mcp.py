@@ -9,6 +9,8 @@ the client granted, and nothing outside one is read):
 * ``card_scopes``: the least-privilege scopes of a cumulative tier (``ramscope scopes``).
 * ``explain_access``: why each access (or one) gets its permission: the alternatives, the rivals,
   what the choice reaches, where the requirements came from.
+* ``draft_card``: a card drafted from recorded traffic (``ramscope draft``): evidence files (HAR,
+  OTLP/JSON, MCP JSON-RPC logs) inside a granted root; no ``card`` (it makes one).
 
 Annotations say what each tool does to the world: none writes anything the user sees (the spec cache
 is a cache), so all are read-only, not destructive, idempotent; those that derive fetch specs from
@@ -34,13 +36,14 @@ from ..errors import InputError
 from .core import Service
 from .operations import Answer, CardSource, Refusal, ServiceLimits
 from .operations import derive as op_derive
+from .operations import draft as op_draft
 from .operations import explain as op_explain
 from .operations import scopes as op_scopes
 from .operations import validate as op_validate
 
 __all__ = ["TOOLS", "create_server", "run_stdio"]
 
-TOOLS = ("validate_card", "derive_card", "card_scopes", "explain_access")
+TOOLS = ("validate_card", "derive_card", "card_scopes", "explain_access", "draft_card")
 
 _INSTRUCTIONS = (
     "ramscope derives least-privilege permission sets (OAuth scopes and other credentials) from the Resource "
@@ -136,6 +139,27 @@ def create_server(service: Service) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         return await run(op_explain, await source(card, path, ctx), access=access)
 
+    @server.tool(
+        name="draft_card",
+        title="Draft a card from recorded traffic",
+        description="A card (a bare manifest) drafted from evidence files, as `ramscope draft`: HAR, OTLP/JSON "
+        "traces or MCP JSON-RPC logs, each a path inside a root the client granted; `specs` are PREFIX=SPEC_URL "
+        "hints for hosts the shipped index does not know. Answers the card and the draft report (calls matched, "
+        "calls unmatched with their nearest operations). Reads the files, fetches the specs; writes nothing.",
+        annotations=ToolAnnotations(title="Draft a card", open_world_hint=True, **_READ_ONLY),
+    )
+    async def draft_card(
+        ctx: Context,
+        evidence: Annotated[list[str], Field(description="Evidence files inside granted roots.", min_length=1)],
+        specs: Annotated[list[str] | None, Field(description="PREFIX=SPEC_URL hints.")] = None,
+    ) -> dict[str, Any]:
+        paths = [str(await _in_roots(p, ctx)) for p in evidence]
+        try:
+            answer = await service.answer(lambda engine, usage: op_draft(engine, usage, paths, specs or []))
+        except Refusal as r:
+            raise ToolError(f"{r.code}: {r.message}") from None
+        return _doc(answer)
+
     return server
 
 
@@ -149,8 +173,18 @@ def _doc(answer: Answer) -> dict[str, Any]:
 
 
 async def _read_in_roots(path: str, ctx: Context, limits: ServiceLimits) -> bytes:
-    """The bytes of ``path``, if it lies inside a root the client granted (symbolic links resolved
-    before the check); a tool error otherwise. A client that grants no roots gets nothing read."""
+    """The bytes of ``path``, if it lies inside a root the client granted (see :func:`_in_roots`)."""
+    real = await _in_roots(path, ctx)
+    try:
+        data, _label = read_bytes(real, max_bytes=limits.max_body_bytes)
+    except InputError as exc:
+        raise ToolError(str(exc)) from None
+    return data
+
+
+async def _in_roots(path: str, ctx: Context) -> Path:
+    """``path`` resolved, if it is a regular file inside a root the client granted (symbolic links
+    resolved before the check); a tool error otherwise. A client that grants no roots gets nothing."""
     caps = ctx.client_capabilities
     if caps is None or caps.roots is None:
         raise ToolError("reading a card by `path` needs the client to grant roots; pass the card as `card`")
@@ -171,11 +205,7 @@ async def _read_in_roots(path: str, ctx: Context, limits: ServiceLimits) -> byte
         raise ToolError(f"{path} is outside the roots the client granted")
     if not real.is_file():  # a directory, a device, a FIFO (whose open would wait for a writer)
         raise ToolError(f"{path} is not a regular file")
-    try:
-        data, _label = read_bytes(real, max_bytes=limits.max_body_bytes)
-    except InputError as exc:
-        raise ToolError(str(exc)) from None
-    return data
+    return real
 
 
 def _root_dir(uri: str) -> Path | None:

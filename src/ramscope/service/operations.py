@@ -39,6 +39,7 @@ __all__ = [
     "consent",
     "derive",
     "diff",
+    "draft",
     "explain",
     "load_input_card",
     "parse_json_object",
@@ -354,6 +355,22 @@ def explain(
         known = ", ".join(str(a.get("id")) for a in doc.get("accesses", []))
         raise Refusal(400, "unknown-access", f"the card has no access {access!r} (it has: {known})") from None
     return _json_answer(out, report.exit_code)
+
+
+def draft(engine: Engine, usage: Usage, evidence: list[str], specs: list[str]) -> Answer:
+    """``ramscope draft EVIDENCE... --spec PREFIX=SPEC_URL ... --report``: ``{"card", "report"}``.
+
+    ``evidence`` are files the caller has already checked it may read (the MCP server: inside a root
+    the client granted); their specs are fetched through the engine's store, as on the CLI."""
+    from ..evidence import draft as draft_card  # noqa: PLC0415 - the evidence readers only when drafting
+    from ..evidence.hosts import parse_spec_option  # noqa: PLC0415
+
+    try:
+        pairs = [parse_spec_option(text) for text in specs]
+        result = draft_card(evidence, specs=pairs, engine=engine)
+    except InputError as exc:
+        raise refusal_of(exc) from None
+    return _json_answer({"card": result.card, "report": result.report()}, 0)
 
 
 def _only_keys(body: Mapping[str, Any], allowed: set[str], *, required: set[str]) -> None:
