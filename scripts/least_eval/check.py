@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -76,6 +77,9 @@ class Row:
     judgement: str
     judged_at: str
     source: str
+    #: The right answer is "undetermined": nothing in the provider's data decides (Apps Script
+    #: ``scripts.run`` needs the scopes of the script it runs). Silence agrees, any pick is wrong.
+    expect_undetermined: bool = False
 
     @property
     def answers(self) -> tuple[frozenset[str], ...]:
@@ -104,6 +108,10 @@ def parse_row(raw: dict[str, Any], where: str) -> Row:
     acc = raw["acceptable"]
     if not isinstance(acc, list) or not all(isinstance(a, list) and all(isinstance(s, str) for s in a) for a in acc):
         raise DataError(f"{where}: acceptable must be a list of permission-name lists")
+    if not isinstance(raw.get("expect_undetermined", False), bool):
+        raise DataError(f"{where}: expect_undetermined must be true or false")
+    if raw.get("expect_undetermined") and (raw["expected"] or acc):
+        raise DataError(f"{where}: expect_undetermined rows have no expected or acceptable answer")
     if raw["provider"] != "google" and " " not in raw["operation"]:
         raise DataError(f"{where}: operation must be 'METHOD /path'")
     return Row(
@@ -118,6 +126,7 @@ def parse_row(raw: dict[str, Any], where: str) -> Row:
         judgement=raw["judgement"],
         judged_at=raw["judged_at"],
         source=f"{raw['source_repo']}@{raw['source_commit'][:12]}:{raw['source_path']} ({raw['source_license']})",
+        expect_undetermined=raw.get("expect_undetermined", False),
     )
 
 
@@ -238,24 +247,34 @@ def judge(row: Row, access: Any) -> Outcome:
     if access is None or not access.complete or access.scopes is None:
         reason = getattr(access, "reason", None) or "missing"
         message = _clean(getattr(access, "reason_message", None) or "")
-        if not row.expected and not row.acceptable:
+        if row.expect_undetermined:
             return Outcome(row, "agree", None, reason, "undetermined, as expected", message)
         return Outcome(row, "silent", None, reason, reason, message)
     pick = _normalise_pick(row.provider, access.scopes)
+    if row.expect_undetermined:
+        return Outcome(row, "wrong", pick, None, "a pick where the answer is undetermined")
     if pick in row.answers:
         return Outcome(row, "agree", pick)
     return Outcome(row, "wrong", pick, None, classify(row, pick))
 
 
+_LOOPBACK = re.compile(r"http://127\.0\.0\.1:\d+/")
+
+
 def _clean(text: str, limit: int = 160) -> str:
-    """One printable line: messages quote spec text, which must not steer the terminal."""
-    flat = "".join(c if c.isprintable() else " " for c in text)
+    """One printable line: messages quote spec text, which must not steer the terminal.
+
+    The loopback server's URL (its port differs per run) is dropped so that runs compare.
+    """
+    flat = "".join(c if c.isprintable() else " " for c in _LOOPBACK.sub("", text))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 _GOOGLE_SLICES = (
     "drive.file",
     "drive.appdata",
+    "drive.scripts",
+    "chat.import",
     "drive.photos.readonly",
     "drive.meet.readonly",
     "drive.apps.readonly",
@@ -364,6 +383,7 @@ class ProviderResult:
                     "reason": o.reason,
                     "reason_message": o.reason_message,
                     "expected": sorted(o.row.expected),
+                    "expect_undetermined": o.row.expect_undetermined,
                     "acceptable": [sorted(a) for a in o.row.acceptable],
                     "server_requests": list(o.row.server_requests),
                     "who_is_right": o.row.judgement,
@@ -423,7 +443,9 @@ def render(results: Sequence[ProviderResult]) -> Iterator[str]:
             yield f"   {n:>4}  {klass}"
         for o in bad:
             pick = "—" if o.pick is None else (" + ".join(sorted(o.pick)) or "(none)")
-            exp = " + ".join(sorted(o.row.expected)) or "(none needed)"
+            exp = " + ".join(sorted(o.row.expected)) or (
+                "(undetermined)" if o.row.expect_undetermined else "(no permission needed)"
+            )
             alts = "; ".join(" + ".join(sorted(a)) or "(none)" for a in o.row.acceptable)
             yield f"- [{o.row.id}] {o.row.operation}  ({o.verdict}: {o.klass})"
             yield f"    ramscope: {pick}" + (f"  [{o.reason_message}]" if o.reason_message else "")
