@@ -296,11 +296,15 @@ def _level(provider: str, perm: str) -> int:
     p = perm.lower()
     if provider == "github":
         return {"read": 1, "write": 2, "admin": 3}.get(p.rsplit(":", 1)[-1], 2)
-    if any(w in p for w in ("manage", "fullcontrol", "full_control", "admin")):
-        return 3
     if provider == "google":
+        if any(w in p for w in ("admin", "full_control")):
+            return 3
         return 1 if ("readonly" in p or p.endswith(".read") or "metadata" in p) else 2
-    return 2 if any(w in p for w in ("readwrite", "send", "create", "write", "delete")) else 1
+    # Graph: the level is in the words after the resource ("RoleManagement.Read.Directory" is a read).
+    words = p.split(".")[1:]
+    if any(w.startswith(("manage", "fullcontrol")) for w in words):
+        return 3
+    return 2 if any(w.startswith(("readwrite", "send", "create", "write", "delete")) for w in words) else 1
 
 
 def classify(row: Row, pick: frozenset[str]) -> str:
@@ -320,18 +324,18 @@ def classify(row: Row, pick: frozenset[str]) -> str:
     if row.provider == "github" and len(pick) > len(exp) and exp <= pick:
         extra = ", ".join(sorted(pick - exp))
         return f"extra permission ANDed ({extra})"
-    if row.provider == "microsoft-graph":
-        if any(p.endswith((".Selected", ".Shared")) or "ReadBasic" in p for p in pick) and not pick & exp:
-            return "data-slice permission picked"
-        fams = {p.split(".")[0] for p in exp}
-        if fams and not {p.split(".")[0] for p in pick} & fams:
-            return "permission of another resource family"
     lp = max((_level(row.provider, p) for p in pick), default=0)
     le = max((_level(row.provider, p) for p in exp), default=0)
     if lp > le:
         return "higher level than needed (write/manage for a read)" if le <= 1 else "higher level than needed"
     if lp < le:
         return "lower level than the operation needs"
+    if row.provider == "microsoft-graph":
+        if any(p.endswith((".Selected", ".Shared")) or "ReadBasic" in p for p in pick) and not pick & exp:
+            return "data-slice permission picked"
+        fams = {p.split(".")[0] for p in exp}
+        if fams and not {p.split(".")[0] for p in pick} & fams:
+            return "permission of another resource family"
     return "another permission at the same level"
 
 
