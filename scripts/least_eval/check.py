@@ -15,12 +15,16 @@ who is right and why.
 It is a measurement: the exit status is 0 whatever the numbers, unless ``--max-wrong PCT`` is given
 and some provider's wrong + silent share (rows whose provider data has the answer) exceeds PCT (1).
 A malformed data set is exit 2.
+
+It measures this checkout's ``src/``; with ``PYTHONPATH`` set, the ramscope found there (another
+revision, e.g. ``git archive main src``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -33,8 +37,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "operations.jsonl"
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT))
+# This checkout's ramscope, unless PYTHONPATH names another one (to measure another revision).
+sys.path.insert(len(sys.path) if os.environ.get("PYTHONPATH") else 0, str(ROOT / "src"))
+sys.path.append(str(ROOT))  # tests.support.httpserver
 
 PROVIDERS = ("google", "microsoft-graph", "github")
 REQUIRED = (
@@ -299,12 +304,13 @@ def _level(provider: str, perm: str) -> int:
     if provider == "google":
         if any(w in p for w in ("admin", "full_control")):
             return 3
-        return 1 if ("readonly" in p or p.endswith(".read") or "metadata" in p) else 2
+        return 1 if any(w in p for w in ("readonly", ".read", "metadata", "freebusy")) else 2
     # Graph: the level is in the words after the resource ("RoleManagement.Read.Directory" is a read).
     words = p.split(".")[1:]
     if any(w.startswith(("manage", "fullcontrol")) for w in words):
         return 3
-    return 2 if any(w.startswith(("readwrite", "send", "create", "write", "delete")) for w in words) else 1
+    write = ("readwrite", "send", "create", "write", "delete", "enabledisable", "revoke")
+    return 2 if any(w.startswith(write) for w in words) else 1
 
 
 def classify(row: Row, pick: frozenset[str]) -> str:
@@ -321,6 +327,9 @@ def classify(row: Row, pick: frozenset[str]) -> str:
             return "data-slice scope picked"
         if "://" in "".join(pick):
             return "legacy / full-URL scope"
+        apis = {p.split(".")[0] for a in row.answers for p in a}
+        if apis and not {p.split(".")[0] for p in pick} & apis:
+            return "scope of another API (another resource family)"
     if row.provider == "github" and len(pick) > len(exp) and exp <= pick:
         extra = ", ".join(sorted(pick - exp))
         return f"extra permission ANDed ({extra})"
