@@ -25,8 +25,10 @@ from ..privilege import (
     fits,
 )
 from ..providers.catalog import Catalog
+from ..providers.reach import Reach, classify, operation_note, provider_of
 from ..providers.universe import Universe
 from ..specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecKind
+from .reach import Ranked, rank_by_reach
 from .records import (
     _alt_label,
     _credentials,
@@ -37,8 +39,12 @@ from .records import (
 )
 from .rules import (
     ACCESS_UNDETERMINED,
+    ADMIN_ONLY,
     CATALOG_LEAST_DIFFERS,
+    NARROWER_OPTION,
     PIN_NOT_ALTERNATIVE,
+    PROVIDER_DATA_SUSPECT,
+    SLICE_ONLY,
     UNIVERSE_UNREADABLE,
 )
 from .state import Outcome, Pending, RunState
@@ -86,6 +92,7 @@ class Choosing(RunState):
         effects: list[dict[str, Any]] = []
         pin = self._pin(a, op)
         candidates: list[Alternative]
+        ranked: Ranked | None = None
         all_alts: list[dict[str, Any]] = []
         reason: tuple[str, str] | None = None
         method = "least-privilege"
@@ -107,6 +114,13 @@ class Choosing(RunState):
             method = "none-required"
         else:
             candidates, all_alts, reason = self._filter(a, grants, grants.alternatives(entry), effects, p)
+            note = operation_note(self._provider(p, entry.requirements), entry.operation_id or "")
+            if note is not None and candidates:
+                candidates = []
+                reason = ("operation-scopes-caller-defined", f"{note.undetermined} ({note.source})")
+            if candidates:
+                ranked = self._rank(p, candidates, all_alts)
+                candidates = list(ranked.eligible)
             if candidates and any(not alt.atoms for alt in candidates):
                 method = "anonymous-allowed"
         record_kw: dict[str, Any] = {
@@ -129,6 +143,8 @@ class Choosing(RunState):
         choice = choose_least_privilege(space, candidates, api=api) if candidates else None
         if choice is not None and p.catalog_entry is not None and pin is None:
             choice, method = self._provider_least(p, space, candidates, choice, api, method, effects)
+        if choice is not None and ranked is not None:
+            choice = self._suspect(p, choice, ranked, space, api)
         if choice is None:
             code, message = reason or ("no-compatible-alternative", "no usable alternative")
             self.diags.append(
@@ -179,13 +195,139 @@ class Choosing(RunState):
                 "method": method,
                 "ambiguous": bool(choice.rivals),
                 "candidates": [_alt_label(r) for r, _ in choice.rivals],
-                "rivals": [_rival(r, m, choice.granted) for r, m in choice.rivals],
-            },
+                "rivals": [_rival(r, m, choice.granted, ranked) for r, m in choice.rivals],
+            }
+            | (_reach_json(ranked, alt) if ranked is not None else {}),
             scope_servers={atom.scope: atom.namespace for atom in sorted(alt.atoms) if atom.is_scope},
             scope_names=_scope_names(p, alt),
             admin_consent=_admin_consent(p, alt),
         )
         return Outcome(a, key, record, grants, tuple(candidates), alt)
+
+    def _provider(self, p: Pending, requirements: Any) -> str:
+        """Whose permissions these are: the catalog's provider, else what the scopes' spelling says."""
+        if p.catalog is not None:
+            return p.catalog.name
+        for alt in requirements or ():
+            for t in alt:
+                for s in t.scopes:
+                    hit = provider_of(s)
+                    if hit:
+                        return hit
+        return ""
+
+    def _reach_of(self, p: Pending) -> Any:
+        """(scheme, scope) -> the scope's class, described by the provider where it knows the scope."""
+        index = p.found.index
+        cache: dict[tuple[str, str], Reach] = {}
+
+        def reach_of(scheme_name: str, scope: str) -> Reach:
+            key = (scheme_name, scope)
+            hit = cache.get(key)
+            if hit is not None:
+                return hit
+            description = ""
+            provider = ""
+            if p.catalog is not None:
+                provider = p.catalog.name
+                perm = p.catalog.permission(scheme_name, scope)
+                description = perm.description if perm is not None else ""
+            else:
+                # A provider's own words over a spec's: a foreign spec may describe a provider's scope otherwise.
+                description = next((u.descriptions[scope] for u in self.space.universes if scope in u.descriptions), "")
+                if not description:
+                    scheme = index.scheme_map.get(scheme_name)
+                    description = (scheme.scope_description(scope) or "") if scheme is not None else ""
+            hit = cache[key] = classify(scope, description or "", provider=provider)
+            return hit
+
+        return reach_of
+
+    def _rank(self, p: Pending, candidates: list[Alternative], listed: list[dict[str, Any]]) -> Ranked:
+        """Rank the usable alternatives by what they reach (``derive.reach``), and say so."""
+        a = p.access
+        ranked = rank_by_reach(
+            candidates,
+            self._reach_of(p),
+            operation_id=p.found.entry.operation_id or p.found.entry.key,
+            identity=a.identity_used,
+            allow_admin=self.policy.allow_admin,
+            opted=lambda scope: self.policy.slice_opted(a.id, p.resource.id, scope),
+        )
+        why = {alt.atoms: w for alt, w in ranked.set_aside}
+        offered = {alt.atoms: rs for alt, rs in ranked.narrower}
+        by_scopes = {tuple(alt.scopes): alt for alt in candidates}
+        for item in listed:
+            alt = by_scopes.get(tuple(item["scopes"]))
+            item["reach"] = {s: ranked.classes[s].to_dict() for s in item["scopes"] if s in ranked.classes} or None
+            item["set_aside"] = why.get(alt.atoms) if alt is not None else None
+            rs = offered.get(alt.atoms) if alt is not None else None
+            item["narrower"] = "; ".join(r.narrowing for r in rs) if rs else None
+        if ranked.narrower and ranked.eligible:
+            self.diags.append(
+                (
+                    NARROWER_OPTION(
+                        a.loc.pointer,
+                        f"access {a.id!r}: narrower permissions reach only part of the data: "
+                        + "; ".join(
+                            f"{_alt_label(alt)} ({', '.join(r.narrowing for r in rs)})" for alt, rs in ranked.narrower
+                        )
+                        + "; opt in with a policy [[slice]] if the agent stays inside one",
+                        data={
+                            "options": [
+                                {"scopes": alt.scopes, "conditions": [r.narrowing for r in rs]}
+                                for alt, rs in ranked.narrower
+                            ]
+                        },
+                    ),
+                    None,
+                )
+            )
+        if ranked.fallback in ("admin", "slice"):
+            rule = ADMIN_ONLY if ranked.fallback == "admin" else SLICE_ONLY
+            what = (
+                "every alternative is an administrator's permission: "
+                "the operation acts on an organisation as its administrator"
+                if ranked.fallback == "admin"
+                else "every alternative reaches only part of the data: "
+                + "; ".join(sorted({ranked.classes[s].narrowing for alt in ranked.eligible for s in alt.scopes} - {""}))
+            )
+            self.diags.append((rule(a.loc.pointer, f"access {a.id!r}: {what}"), None))
+        return ranked
+
+    def _suspect(self, p: Pending, choice: Choice, ranked: Ranked, space: GrantSpace, api: str | None) -> Choice:
+        """A read permission as least for a method that writes, from a provider's catalog: say so and
+        pick the write permission of the same family when one is listed."""
+        entry = p.catalog_entry
+        if entry is None or entry.method not in ("DELETE", "POST", "PATCH", "PUT"):
+            return choice
+        picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
+        if not picked or any(r.level.name != "READ" for r in picked):
+            return choice
+        writers = [
+            alt
+            for alt, _why in ranked.set_aside
+            if alt.scopes and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
+        ]
+        better = choose_least_privilege(space, writers, api=api) if writers else None
+        self.diags.append(
+            (
+                PROVIDER_DATA_SUSPECT(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the provider's data makes the read permission "
+                    f"{_alt_label(choice.alternative)} "
+                    f"least for {entry.method} {entry.path}, a method that writes"
+                    + (
+                        f"; the write permission {_alt_label(better.alternative)} is picked"
+                        if better
+                        else "; no write permission is listed"
+                    ),
+                    data={"read": choice.alternative.scopes, "write": better.alternative.scopes if better else None},
+                ),
+                None,
+            )
+        )
+        return better or choice
 
     def _note_permissions(self, cat: Catalog, candidates: Sequence[Alternative]) -> None:
         """What the catalog says of each scope a tier may pick for this access (name, admin consent)."""
@@ -377,12 +519,28 @@ def _touches(u: Universe, alt: Alternative) -> bool:
     return any(u.by_scope.get((atom.namespace, atom.scope)) for atom in alt.atoms if atom.is_scope)
 
 
-def _rival(alt: Alternative, mask: int, best: int) -> dict[str, Any]:
+def _rival(alt: Alternative, mask: int, best: int, ranked: Ranked | None) -> dict[str, Any]:
     return {
         "scopes": alt.scopes,
         "credentials": _credentials(alt.atoms),
         "universe_operations": mask.bit_count(),
         "relation": "equal" if mask == best else "incomparable",
+    } | ({"reach": ranked.reach_json(alt)} if ranked is not None else {})
+
+
+def _reach_json(ranked: Ranked, alt: Alternative) -> dict[str, Any]:
+    """What the choice says of classes: the pick's, the narrower options, the fallback."""
+    return {
+        "reach": ranked.reach_json(alt),
+        "narrower": [
+            {
+                "scopes": o.scopes,
+                "conditions": [r.narrowing for r in rs],
+                "limits": sorted({x for r in rs for x in r.limits}),
+            }
+            for o, rs in ranked.narrower
+        ],
+        "fallback": ranked.fallback or None,
     }
 
 

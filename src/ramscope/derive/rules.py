@@ -60,3 +60,30 @@ FOOTPRINT_INCOMPLETE = rule(
     "A remote agent's own manifest could not be derived completely: delegating to it exposes unknown permissions.",
     stage=_S,
 )
+NARROWER_OPTION = rule(
+    "narrower-option",
+    Severity.INFO,
+    "Permissions narrower than the pick reach only a slice of the data (files the app created, metadata only ...); "
+    "they are offered with their condition, not picked.",
+    stage=_S,
+)
+ADMIN_ONLY = rule(
+    "administrator-permission",
+    Severity.WARNING,
+    "Every alternative of the operation is an administrator's permission: "
+    "only an organisation's administrator can grant it.",
+    stage=_S,
+)
+SLICE_ONLY = rule(
+    "slice-permission-only",
+    Severity.WARNING,
+    "Every alternative of the operation reaches only a slice of the data; the pick does the job only inside it.",
+    stage=_S,
+)
+PROVIDER_DATA_SUSPECT = rule(
+    "provider-data-suspect",
+    Severity.WARNING,
+    "The provider's data makes a permission least that contradicts the method or the resource family; both readings "
+    "are stated and the consistent one is picked.",
+    stage=_S,
+)
