@@ -176,6 +176,42 @@ def test_judging_classifies_disagreements() -> None:
     assert (silent.verdict, silent.klass) == ("silent", "operation-not-found")
 
 
+def test_github_pick_naming_both_token_families_is_judged_per_family() -> None:
+    """contents:write + repo agrees with an expected contents:write; contents:write + workflows:write does not."""
+    row = check.parse_row(
+        {
+            "id": "y",
+            "provider": "github",
+            "api": "api.github.com",
+            "operation": "PUT /repos/{owner}/{repo}/contents/{path}",
+            "identity": "END_USER",
+            "server_requests": ["repo"],
+            "expected": ["contents:write"],
+            "acceptable": [["repo"]],
+            "judgement": "j",
+            "judged_at": "d",
+            "source_repo": "o/r",
+            "source_path": "p",
+            "source_commit": "0" * 40,
+            "source_license": "MIT",
+        },
+        "t",
+    )
+
+    class Access:
+        complete = True
+        reason = None
+        reason_message = None
+
+        def __init__(self, scopes: list[str]) -> None:
+            self.scopes = scopes
+
+    assert check.judge(row, Access(["contents:write", "repo"])).verdict == "agree"
+    assert check.judge(row, Access(["contents:write", "metadata:read"])).verdict == "agree"
+    both = check.judge(row, Access(["contents:write", "workflows:write"]))
+    assert (both.verdict, both.klass) == ("wrong", "extra permission ANDed (workflows:write)")
+
+
 @pytest.mark.slow
 def test_full_run(npm_corpora: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The whole data set derives in one Engine per provider; every row gets a verdict."""

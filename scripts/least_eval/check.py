@@ -255,6 +255,10 @@ def _normalise_pick(provider: str, scopes: Iterable[str]) -> frozenset[str]:
     return frozenset(pick)
 
 
+#: GitHub fine-grained atoms end with their level; classic scopes (``repo``, ``read:org``) do not.
+_FINE_GRAINED_LEVELS = (":read", ":write", ":admin")
+
+
 def judge(row: Row, access: Any) -> Outcome:
     if access is None or not access.complete or access.scopes is None:
         reason = getattr(access, "reason", None) or "missing"
@@ -267,6 +271,12 @@ def judge(row: Row, access: Any) -> Outcome:
         return Outcome(row, "wrong", pick, None, "a pick where the answer is undetermined")
     if pick in row.answers:
         return Outcome(row, "agree", pick)
+    if row.provider == "github":
+        # A report naming both token families (fine-grained and classic) in one pick is judged per
+        # family: either family's part matching an answer agrees.
+        fine = frozenset(p for p in pick if p.endswith(_FINE_GRAINED_LEVELS))
+        if fine and fine != pick and (fine in row.answers or (pick - fine) in row.answers):
+            return Outcome(row, "agree", pick)
     return Outcome(row, "wrong", pick, None, classify(row, pick))
 
 
