@@ -286,8 +286,8 @@ class Choosing(RunState):
         if ranked.fallback in ("admin", "slice"):
             rule = ADMIN_ONLY if ranked.fallback == "admin" else SLICE_ONLY
             what = (
-                "every alternative is an administrator's permission: "
-                "the operation acts on an organisation as its administrator"
+                "the pick is an administrator's permission (no user's own alternative does the job as "
+                "narrowly): the operation acts on an organisation as its administrator"
                 if ranked.fallback == "admin"
                 else "every alternative reaches only part of the data: "
                 + "; ".join(sorted({ranked.classes[s].narrowing for alt in ranked.eligible for s in alt.scopes} - {""}))

@@ -8,6 +8,9 @@ alternative opens. Before it runs, the alternatives are ranked by their permissi
    END_USER pick. An administrator's permission is set aside while a non-administrator alternative
    does the job (the policy's ``admin = "allow"`` lets it compete); where only administrator
    permissions are listed the operation is administrative, and the pick says so.
+   An administrator's permission at a lower level than every user's own alternative competes
+   (the Admin SDK's ``admin.directory.user.readonly`` over ``cloud-platform`` for listing users),
+   and the pick says so.
 2. **Slice.** An alternative whose permission reaches only a slice of the caller's data (files this
    app created, the app-data folder, Photos, the user's own profile, metadata without bodies) is
    offered beside the pick as a narrower option with its condition, not picked: it does not do the
@@ -47,7 +50,8 @@ class Ranked:
     set_aside: tuple[tuple[Alternative, str], ...] = ()
     #: Every scope's class, for the report.
     classes: dict[str, Reach] = field(default_factory=dict)
-    #: The pick had to come from alternatives that are normally set aside: "admin", "slice", "legacy".
+    #: The pick comes from alternatives normally set aside: "admin" (an administrator's permission,
+    #: where no user's own does the job as narrowly), "slice", "legacy".
     fallback: str = ""
 
     def reach_json(self, alt: Alternative) -> dict[str, Any]:
@@ -103,8 +107,14 @@ def rank_by_reach(
         else:
             usable.append(k)
 
+    # An administrator's permission is set aside only while a user's own does the job at no higher
+    # level: the Admin SDK's read scopes beat cloud-platform (a write scope) for listing users.
+    user_ranks = [k.rank for k in usable if not k.slices and not k.legacy and k.principal is not Principal.ADMIN]
+    admin_ranks = [k.rank for k in usable if not k.slices and not k.legacy and k.principal is Principal.ADMIN]
+    admin_competes = allow_admin or (bool(admin_ranks) and (not user_ranks or min(admin_ranks) < min(user_ranks)))
+
     def general(k: _Class) -> bool:
-        return not k.slices and not k.legacy and (allow_admin or k.principal is not Principal.ADMIN)
+        return not k.slices and not k.legacy and (admin_competes or k.principal is not Principal.ADMIN)
 
     pool = [k for k in usable if general(k)]
     fallback = ""
@@ -143,6 +153,8 @@ def rank_by_reach(
             )
         else:
             eligible.append(k.alt)
+    if not fallback and not allow_admin and any(k.principal is Principal.ADMIN for k in pool if k.alt in eligible):
+        fallback = "admin"
     return Ranked(tuple(eligible), tuple(narrower), tuple(set_aside), classes, fallback)
 
 

@@ -70,7 +70,7 @@ NARROWER_OPTION = rule(
 ADMIN_ONLY = rule(
     "administrator-permission",
     Severity.WARNING,
-    "Every alternative of the operation is an administrator's permission: "
+    "The pick is an administrator's permission, as no user's own alternative does the job as narrowly: "
     "only an organisation's administrator can grant it.",
     stage=_S,
 )
