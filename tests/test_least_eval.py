@@ -131,6 +131,26 @@ def test_json_output_counts_add_up(npm_corpora: Path, capsys: pytest.CaptureFixt
         assert d["expected"] is not None, d
 
 
+def test_compare_lists_rows_whose_verdict_moved(
+    npm_corpora: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--compare PREV: a row that agreed before and no longer does is listed as broken, with its class."""
+    args = ["--limit", "2", "--provider", "google", "--corpora", str(npm_corpora)]
+    assert check.main([*args, "--json"]) == 0
+    now = json.loads(capsys.readouterr().out)
+    verdicts = now["providers"][0]["verdicts"]
+    assert set(verdicts) == {"gg-001", "gg-002"}
+    flipped = {i: ("wrong" if v == "agree" else "agree") for i, v in verdicts.items()}
+    prev = tmp_path / "prev.json"
+    prev.write_text(json.dumps({"providers": [{"verdicts": flipped}]}))
+    assert check.main([*args, "--json", "--compare", str(prev)]) == 0
+    delta = json.loads(capsys.readouterr().out)["changes"]
+    assert len(delta["fixed"]) + len(delta["broken"]) == 2
+    assert check.main([*args, "--compare", str(prev)]) == 0
+    text = capsys.readouterr().out
+    assert f"== since the previous run: {len(delta['fixed'])} fixed, {len(delta['broken'])} broken" in text
+
+
 def test_max_wrong_turns_the_measurement_into_a_gate(npm_corpora: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--max-wrong 100 never fails; without it the exit status is 0 whatever the numbers."""
     assert (

@@ -2,6 +2,7 @@
 """Least-privilege evaluation: ramscope's picks against real operations of open-source agent servers.
 
     python scripts/least_eval/check.py [--provider NAME ...] [--json] [--limit N] [--max-wrong PCT]
+                                       [--compare PREVIOUS.json]
 
 Each row of ``operations.jsonl`` (see ``SOURCES.md``) is one operation an open-source agent server
 calls, with what that server requests, the expected least-privilege answer, acceptable alternatives
@@ -402,6 +403,11 @@ class ProviderResult:
             "wrong_or_silent_pct": self.wrong_or_silent_pct,
             "seconds": round(self.seconds, 1),
             "classes": dict(Counter(o.klass for o in self.outcomes if o.verdict != "agree").most_common()),
+            "by_identity": {
+                identity: dict(Counter(o.verdict for o in self.outcomes if o.row.identity == identity))
+                for identity in sorted({o.row.identity for o in self.outcomes})
+            },
+            "verdicts": {o.row.id: o.verdict for o in self.outcomes},
             "disagreements": [
                 {
                     "id": o.row.id,
@@ -483,6 +489,30 @@ def render(results: Sequence[ProviderResult]) -> Iterator[str]:
             yield f"    who is right: {o.row.judgement}"
 
 
+def changes(results: Sequence[ProviderResult], previous: dict[str, Any]) -> dict[str, list[dict[str, str]]]:
+    """Rows whose verdict moved since a previous ``--json`` run: fixed (now agree) and broken (no longer)."""
+    before: dict[str, str] = {}
+    for p in previous.get("providers", []):
+        before.update(p.get("verdicts", {}))
+    fixed: list[dict[str, str]] = []
+    broken: list[dict[str, str]] = []
+    for r in results:
+        for o in r.outcomes:
+            was = before.get(o.row.id)
+            if was is None or (was == "agree") == (o.verdict == "agree"):
+                continue
+            entry = {"id": o.row.id, "operation": o.row.operation, "was": was, "now": o.verdict, "class": o.klass}
+            (fixed if o.verdict == "agree" else broken).append(entry)
+    return {"fixed": fixed, "broken": broken}
+
+
+def render_changes(delta: dict[str, list[dict[str, str]]]) -> Iterator[str]:
+    yield ""
+    yield f"== since the previous run: {len(delta['fixed'])} fixed, {len(delta['broken'])} broken"
+    for e in delta["broken"]:
+        yield f"- [{e['id']}] {e['operation']}  (was {e['was']}, now {e['now']}: {e['class']})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA, help="the data set (JSON lines)")
@@ -499,21 +529,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PCT",
         help="exit 1 if a provider's wrong+silent share exceeds PCT",
     )
+    ap.add_argument("--compare", type=Path, metavar="PREV_JSON", help="rows whose verdict moved since a --json run")
     args = ap.parse_args(argv)
     try:
         rows = load(args.data)
-    except (OSError, DataError) as e:
+        previous = json.loads(args.compare.read_text("utf-8")) if args.compare else None
+    except (OSError, DataError, ValueError) as e:
         print(f"check.py: {e}", file=sys.stderr)
         return 2
     providers = args.provider or list(PROVIDERS)
     if args.limit:
         rows = [r for p in providers for r in [x for x in rows if x.provider == p][: args.limit]]
     results = run(rows, providers, args.corpora)
+    delta = changes(results, previous) if isinstance(previous, dict) else None
     if args.json:
-        print(json.dumps({"data": str(args.data), "providers": [r.as_dict() for r in results]}, indent=2))
+        out: dict[str, Any] = {"data": str(args.data), "providers": [r.as_dict() for r in results]}
+        if delta is not None:
+            out["changes"] = delta
+        print(json.dumps(out, indent=2))
     else:
         for line in render(results):
             print(line)
+        if delta is not None:
+            for line in render_changes(delta):
+                print(line)
     if args.max_wrong is not None and any(r.wrong_or_silent_pct > args.max_wrong for r in results):
         return 1
     return 0
