@@ -37,7 +37,8 @@ CASES: dict[tuple[str, str, str], tuple[list[str] | None, list[str]]] = {
     ("drive.v3", "drive.files.export", "END_USER"): (["drive.readonly"], ["drive.file", "drive.meet.readonly"]),
     ("gmail.v1", "gmail.users.messages.list", "END_USER"): (["gmail.readonly"], ["gmail.metadata"]),
     ("chat.v1", "chat.spaces.messages.list", "END_USER"): (["chat.messages.readonly"], ["chat.import"]),
-    ("chat.v1", "chat.spaces.messages.list", "AGENT"): (["chat.app.messages.readonly"], ["chat.import"]),
+    ("chat.v1", "chat.spaces.messages.list", "AGENT"): (["chat.app.messages.readonly"], []),
+    ("chat.v1", "chat.spaces.get", "AGENT"): (["chat.app.spaces"], []),  # chat.bot: an incomparable rival
     ("chat.v1", "chat.spaces.get", "END_USER"): (["chat.spaces.readonly"], []),
     ("people.v1", "people.people.get", "END_USER"): (
         ["contacts.readonly"],

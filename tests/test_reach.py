@@ -127,7 +127,11 @@ def test_app_only_is_never_a_users_pick() -> None:
     agent = rank_by_reach(
         [_alt("app.read"), _alt("msgs.read")], _reach_of(table), operation_id="x", identity=IdentityType.AGENT
     )
-    assert [a.scopes for a in agent.eligible] == [["app.read"], ["msgs.read"]]
+    # The agent's own identity holds the app's permission; a user's would need a user's delegation.
+    assert [a.scopes for a in agent.eligible] == [["app.read"]]
+    assert [(a.scopes, why) for a, why in agent.set_aside] == [
+        (["msgs.read"], "a user's permission, where one the app holds as itself does the job")
+    ]
 
 
 def test_admin_is_set_aside_while_a_users_own_does_the_job_as_narrowly() -> None:
@@ -231,11 +235,13 @@ def test_ranking_properties(
         assert len(ranks) == 1
     if end_user:
         assert not any(x.principal is Principal.APP for a in r.eligible for x in classes(a))
+    app_own = not end_user and any(x.principal is Principal.APP for a in alts for x in classes(a))
     general_usable = [
         a
         for a in alts
         if not any(x.slice or x.deprecated for x in classes(a))
         and not (end_user and any(x.principal is Principal.APP for x in classes(a)))
+        and not (app_own and not any(x.principal is Principal.APP for x in classes(a)))
         and (allow_admin or not any(x.principal is Principal.ADMIN for x in classes(a)))
     ]
     if general_usable:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..diagnostics import Diagnostic
 from ..manifest import (
     IdentityType,
     Operation,
@@ -28,6 +29,7 @@ from ..providers.catalog import Catalog
 from ..providers.reach import Reach, classify, operation_note, provider_of
 from ..providers.universe import Universe
 from ..specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecKind
+from . import sources
 from .reach import Ranked, rank_by_reach
 from .records import (
     _alt_label,
@@ -92,11 +94,16 @@ class Choosing(RunState):
         effects: list[dict[str, Any]] = []
         pin = self._pin(a, op)
         candidates: list[Alternative]
+        options: list[dict[str, Any]] = []
+        ctx_diag: Diagnostic | None = None
+        provider_notes, note_diags = sources.notes(a, index, entry)
+        self.diags.extend((d, None) for d in note_diags)
         ranked: Ranked | None = None
         all_alts: list[dict[str, Any]] = []
         reason: tuple[str, str] | None = None
         method = "least-privilege"
-        source = p.catalog.label if p.catalog is not None else "spec"
+        # A catalog beside the spec (extra["catalog"]) labels its own alternatives; the rest are the spec's.
+        source = p.catalog.label if p.catalog is not None and "catalog" not in entry.extra else "spec"
         if pin is not None:
             candidates = [self._pinned_alternative(a, grants, entry.requirements, pin, effects)]
             method = "pinned"
@@ -113,7 +120,13 @@ class Choosing(RunState):
             candidates = [Alternative(frozenset(), ())]
             method = "none-required"
         else:
-            candidates, all_alts, reason = self._filter(a, grants, grants.alternatives(entry), effects, p)
+            alternatives = grants.alternatives(entry)
+            wanted, options = sources.offered(grants, entry, self.policy)
+            if wanted:
+                effects.append({"effect": "offered-preferred", "scopes": sorted({s for w in wanted for s in w.scopes})})
+                alternatives = [*alternatives, *wanted]
+            candidates, all_alts, reason = self._filter(a, grants, alternatives, effects, p)
+            sources.label_sources(alternatives, all_alts, entry, source)
             note = operation_note(self._provider(p, entry.requirements), entry.operation_id or "")
             if note is not None and candidates:
                 candidates = []
@@ -131,6 +144,8 @@ class Choosing(RunState):
             "alternatives": all_alts or None,
             "policy": effects,
             "requirements_source": source if entry.requirements is not None or pin is not None else None,
+            "options": options,
+            "provider_notes": provider_notes,
         }
         if pin is not None and entry.requirements is None:
             record_kw["requirements"] = [[_term_json(index, t) for t in candidates[0].terms]]
@@ -145,6 +160,11 @@ class Choosing(RunState):
             choice, method = self._provider_least(p, space, candidates, choice, api, method, effects)
         if choice is not None and ranked is not None:
             choice = self._suspect(p, choice, ranked, space, api)
+        if choice is not None and pin is None:
+            choice, ctx_diag = sources.contextual_choice(a, entry, space, candidates, choice)
+            if ctx_diag is not None:
+                self.diags.append((ctx_diag, None))
+            record_kw["requirements_source"] = sources.pick_source(choice.alternative, entry, source)
         if choice is None:
             code, message = reason or ("no-compatible-alternative", "no usable alternative")
             self.diags.append(
@@ -156,7 +176,7 @@ class Choosing(RunState):
             record = AccessRecord(**base, **record_kw, complete=False, reason=code, reason_message=message)
             return Outcome(a, key, record, grants, ())
         alt = choice.alternative
-        if choice.rivals:
+        if choice.rivals and ctx_diag is None:
             names = [_alt_label(alt)] + [_alt_label(r) for r, _ in choice.rivals]
             self.diags.append(
                 (

@@ -5,17 +5,17 @@ alternative opens. Before it runs, the alternatives are ranked by their permissi
 (:mod:`ramscope.providers.reach`), in this order:
 
 1. **Principal.** An alternative only an app authenticating as itself can hold is never an
-   END_USER pick. An administrator's permission is set aside while a non-administrator alternative
-   does the job (the policy's ``admin = "allow"`` lets it compete); where only administrator
-   permissions are listed the operation is administrative, and the pick says so.
-   An administrator's permission at a lower level than every user's own alternative competes
-   (the Admin SDK's ``admin.directory.user.readonly`` over ``cloud-platform`` for listing users),
-   and the pick says so.
+   END_USER pick; for AGENT, where such alternatives exist, they are the agent's own and a user's
+   permission (which would need a user's delegation) is set aside. An administrator's permission
+   is set aside while a user's own alternative does the job at no higher level (the policy's
+   ``allow_admin = true`` lets it compete); otherwise (the Admin SDK's read scopes against
+   ``cloud-platform``, a write scope, for listing users; or only administrator permissions listed)
+   it competes, and the pick says so.
 2. **Slice.** An alternative whose permission reaches only a slice of the caller's data (files this
    app created, the app-data folder, Photos, the user's own profile, metadata without bodies) is
    offered beside the pick as a narrower option with its condition, not picked: it does not do the
    job on the data an agent ordinarily addresses. Unless the operation itself stays in the slice
-   (creating a file with ``drive.file``), or the policy opts into it (``slices``).
+   (creating a file with ``drive.file``), or the policy opts into it (``[[slice]]``).
    Legacy spellings with a current replacement come after every current alternative.
 3. **Level.** Among what is left, the lowest level: read < write < manage. A write permission is
    never the pick for an operation that a listed read permission does.
@@ -101,9 +101,15 @@ def rank_by_reach(
         classes.update((r.scope, r) for r in k.reaches)
     set_aside: list[tuple[Alternative, str]] = []
     usable: list[_Class] = []
+    # The agent's own identity: where the provider has permissions for an app acting as itself
+    # (Chat's chat.app.*), a user's permission would need a user's delegation (domain-wide
+    # delegation impersonates one), which is not the agent's own.
+    app_own = identity is IdentityType.AGENT and any(k.principal is Principal.APP for k in kinds)
     for k in kinds:
         if k.principal is Principal.APP and identity is IdentityType.END_USER:
             set_aside.append((k.alt, "only an app authenticating as itself can hold it, not a user's delegation"))
+        elif app_own and k.principal is not Principal.APP and k.alt.atoms:
+            set_aside.append((k.alt, "a user's permission, where one the app holds as itself does the job"))
         else:
             usable.append(k)
 

@@ -60,6 +60,30 @@ FOOTPRINT_INCOMPLETE = rule(
     "A remote agent's own manifest could not be derived completely: delegating to it exposes unknown permissions.",
     stage=_S,
 )
+CATALOG_OVERRIDES_SPEC = rule(
+    "catalog-overrides-spec",
+    Severity.WARNING,
+    "The provider documents other requirements than its spec declares; its catalog's are used, not the spec's.",
+    stage=_S,
+)
+NOT_EXPRESSIBLE = rule(
+    "not-expressible-in-token",
+    Severity.WARNING,
+    "The provider's tokens cannot express least privilege for this access (what it reaches is set elsewhere).",
+    stage=_S,
+)
+SCOPE_DEPRECATED = rule(
+    "scope-deprecated",
+    Severity.INFO,
+    "The spec names a scope its provider has retired; the provider's replacement is used.",
+    stage=_S,
+)
+REQUIRES_ADMIN = rule(
+    "requires-admin",
+    Severity.WARNING,
+    "The provider says this operation needs an administrator, whatever the token's permissions.",
+    stage=_S,
+)
 NARROWER_OPTION = rule(
     "narrower-option",
     Severity.INFO,

@@ -46,6 +46,7 @@ from ._doc import (
     UNDEFINED_SECURITY_SCHEME,
     assign_keys,
 )
+from .extensions import ExtensionReading, read_extensions
 from .model import (
     FlowKind,
     OAuthFlow,
@@ -375,7 +376,25 @@ class _Builder:
             else:
                 reqs, src = None, "undeclared"
                 pending.append(len(entries))
-            entries.append(self._row(method, path, op, item_ptr, at, bases, reqs, src, source))
+            row = self._row(method, path, op, item_ptr, at, bases, reqs, src, source)
+            reading = read_extensions(op, reqs, self.schemes)
+            if reading is not None:
+                row = self._with_extensions(row, reading, pending, len(entries))
+            entries.append(row)
+
+    def _with_extensions(self, row: Row, reading: ExtensionReading, pending: list[int], i: int) -> Row:
+        """The row with what its vendor extensions say (:mod:`.extensions`) beside its ``security``."""
+        reqs, src = row[6], row[7]
+        if reading.source:
+            reqs = reading.requirements
+            src = f"{src}+{reading.source}" if row[6] is not None else reading.source
+            self._op_declared = True
+            if i in pending:
+                pending.remove(i)
+            for s in reading.schemes:
+                self.schemes.setdefault(s.name, s)
+        extra = {**row[11], "extensions": dict(reading.extra)}
+        return (*row[:6], reqs, src, *row[8:11], extra, row[12])
 
     # ------------------------------------------------------------------ path items
 
