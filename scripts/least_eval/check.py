@@ -358,11 +358,11 @@ def classify(row: Row, pick: frozenset[str]) -> str:
     if lp < le:
         return "lower level than the operation needs"
     if row.provider == "microsoft-graph":
-        if any(p.endswith((".Selected", ".Shared")) or "ReadBasic" in p for p in pick) and not pick & exp:
-            return "data-slice permission picked"
         fams = {p.split(".")[0] for p in exp}
         if fams and not {p.split(".")[0] for p in pick} & fams:
             return "permission of another resource family"
+        if any(p.endswith((".Selected", ".Shared")) or "ReadBasic" in p for p in pick) and not pick & exp:
+            return "data-slice permission picked"
     return "another permission at the same level"
 
 
