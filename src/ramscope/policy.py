@@ -186,6 +186,9 @@ def load_policy(path: str | os.PathLike[str]) -> Policy:
         raise PolicyError("is not valid UTF-8", source=source) from None
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"invalid TOML: {exc}", source=source) from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively: a few thousand "[" is enough.
+        raise PolicyError("invalid TOML: nested too deeply", source=source) from None
     return policy_from_dict(doc, source=source)
 
 

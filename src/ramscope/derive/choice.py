@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..diagnostics import Diagnostic
@@ -26,7 +28,7 @@ from ..privilege import (
     fits,
 )
 from ..providers.catalog import Catalog
-from ..providers.reach import Reach, classify, operation_note, provider_of
+from ..providers.reach import Principal, Reach, classify, operation_note, provider_of
 from ..providers.universe import Universe
 from ..specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from . import sources
@@ -258,7 +260,12 @@ class Choosing(RunState):
                 if not description:
                     scheme = index.scheme_map.get(scheme_name)
                     description = (scheme.scope_description(scope) or "") if scheme is not None else ""
-            hit = cache[key] = classify(scope, description or "", provider=provider)
+            hit = classify(scope, description or "", provider=provider)
+            holder = index.scheme_map.get(scheme_name)
+            if hit.principal is Principal.USER and holder is not None and _ADMIN_SCHEME.search(holder.description):
+                # The token itself is an administrator's (Dropbox's team token): so is every scope on it.
+                hit = replace(hit, principal=Principal.ADMIN, why=f"{hit.why}; its scheme: {holder.description}")
+            cache[key] = hit
             return hit
 
         return reach_of
@@ -522,6 +529,10 @@ class Choosing(RunState):
             effects.append({"effect": "preferred", "scopes": sorted({s for p in preferred for s in p.scopes})})
             usable = preferred
         return usable, listed, None
+
+
+#: A scheme whose own description says an administrator authorizes it (Dropbox's team token).
+_ADMIN_SCHEME = re.compile(r"\b(?:by|as) an? (?:team |organi[sz]ation )?administrator\b", re.IGNORECASE)
 
 
 def _api_of(space: GrantSpace, entry: OperationEntry) -> str | None:
