@@ -29,6 +29,8 @@ EXIT_INCOMPLETE = 3
 EXIT_DIFF_NEW_PERMISSIONS = 4
 #: ``check``: an error-severity rule failed (``ramscope.governance.check.EXIT_RULES_FAILED``).
 EXIT_RULES_FAILED = 5
+#: ``audit``: a call the card does not declare, or a host it names nowhere (``ramscope.evidence.auditing``).
+EXIT_UNDECLARED = 6
 
 
 EXIT_CODES_HELP = """exit codes:
@@ -38,8 +40,10 @@ EXIT_CODES_HELP = """exit codes:
   3  derivation incomplete: some access's permissions are unknown (the report is still written)
   4  (diff) the new card needs permissions the old one did not, or adds another risk
      (a dropped confirmation, a new third-party data egress, a new identity)
+  6  (audit) the evidence shows a call the card does not declare, or a host it names nowhere
 
-docs: docs/cli.md (commands), docs/report.md (the report), docs/policy.md, docs/first-card.md"""
+docs: docs/cli.md (commands), docs/report.md (the report), docs/policy.md, docs/first-card.md,
+docs/evidence.md (draft and audit)"""
 
 
 class Parser(argparse.ArgumentParser):
