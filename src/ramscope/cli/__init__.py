@@ -68,7 +68,7 @@ __all__ = [
 
 
 #: The command groups: each is a module ``ramscope.cli.<group>`` whose ``COMMANDS`` lists its commands.
-GROUPS = ("card", "derive", "governance", "providers", "evidence")
+GROUPS = ("card", "derive", "governance", "providers", "evidence", "service")
 
 #: The order ``ramscope --help`` lists the commands in; a command not named here follows them, in group order.
 HELP_ORDER = (
@@ -85,6 +85,8 @@ HELP_ORDER = (
     "universe",
     "draft",
     "audit",
+    "serve",
+    "mcp",
 )
 
 

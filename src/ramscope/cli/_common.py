@@ -334,7 +334,8 @@ def say_findings(args: argparse.Namespace, report: Report | StoredReport, *, pos
     if not shown:
         return
     stored_at: Mapping[str, tuple[int, int]] | None = getattr(report, "positions", None)  # stored beside it
-    if stored_at is not None and positions:
+    # Only failing findings' positions are stored (engine.POSITIONS); -v reads the card for the others.
+    if stored_at is not None and positions and all(f.path in stored_at or f.source is not None for f in shown):
         for f in shown:
             pos = stored_at.get(f.path) if f.source is None else None
             sys.stderr.write(diagnostic_line(f.source or report.card_source, pos, f) + "\n")
