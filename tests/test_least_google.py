@@ -64,6 +64,8 @@ CASES: dict[tuple[str, str, str], tuple[list[str] | None, list[str]]] = {
     ("calendar.v3", "calendar.freebusy.query", "END_USER"): (["calendar.freebusy"], []),
     ("sheets.v4", "sheets.spreadsheets.create", "END_USER"): (["drive.file"], []),
     ("admin.directory_v1", "directory.users.list", "END_USER"): (["admin.directory.user.readonly"], []),
+    # Lists spreadsheets.readonly (a linked chart reads a sheet): a read of another API, no way to write.
+    ("slides.v1", "slides.presentations.batchUpdate", "END_USER"): (["presentations"], ["drive.file"]),
 }
 
 
@@ -152,6 +154,11 @@ def test_the_admin_pick_is_said_out_loud(report: Report) -> None:
     assert a.choice["fallback"] == "admin"
     codes = [(d.code, d.path) for d, _ in report.diagnostics]
     assert any(code == "administrator-permission" for code, _ in codes)
+
+
+def test_a_read_of_another_api_for_a_write_is_suspect(report: Report) -> None:
+    (d,) = [d for d, _ in report.diagnostics if d.code == "provider-data-suspect"]
+    assert d.data == {"read": [AUTH + "spreadsheets.readonly"], "write": [AUTH + "presentations"]}
 
 
 def test_the_tier_keeps_each_access_at_its_level(report: Report) -> None:

@@ -421,7 +421,9 @@ class Choosing(RunState):
         ``getPresencesByUserId``: OData actions that return data) is no write, and a write permission
         of another family is no reading of the same data: neither is suspect or picked."""
         entry = p.catalog_entry
-        if entry is None or entry.method not in ("DELETE", "POST", "PATCH", "PUT"):
+        if entry is None:
+            return self._foreign_read(p, choice, ranked, space, api)
+        if entry.method not in ("DELETE", "POST", "PATCH", "PUT"):
             return choice
         if entry.method == "POST" and _READ_ACTION.match(entry.path.rstrip("/").rsplit("/", 1)[-1]):
             return choice
@@ -449,6 +451,45 @@ class Choosing(RunState):
                         "is picked"
                         if better
                         else "; no write permission of its family is listed, so the read one is kept"
+                    ),
+                    data={"read": choice.alternative.scopes, "write": better.alternative.scopes if better else None},
+                ),
+                None,
+            )
+        )
+        return better or choice
+
+    def _foreign_read(self, p: Pending, choice: Choice, ranked: Ranked, space: GrantSpace, api: str | None) -> Choice:
+        """A universe's method that writes, whose least alternative is a read permission of another API:
+        Slides' ``presentations.batchUpdate`` lists ``spreadsheets.readonly`` (a linked chart reads a
+        sheet beside the write), which is no way to edit a presentation. Say so, and pick the write
+        permission at home in the access's own API."""
+        e = p.found.entry
+        if api is None or e.method not in ("DELETE", "POST", "PATCH", "PUT"):
+            return choice
+        if e.method == "POST" and _READ_ACTION.match((e.operation_id or "").rsplit(".", 1)[-1]):
+            return choice
+        picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
+        if not picked or any(r.level.name != "READ" for r in picked) or space.is_home(choice.alternative, api):
+            return choice
+        writers = [
+            alt
+            for alt, _why in ranked.set_aside
+            if alt.scopes
+            and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
+            and space.is_home(alt, api)
+        ]
+        better = choose_least_privilege(space, writers, api=api) if writers else None
+        self.diags.append(
+            (
+                PROVIDER_DATA_SUSPECT(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the provider lists the read permission {_alt_label(choice.alternative)}, "
+                    f"of another API, for {e.operation_id or e.key}, a method that writes"
+                    + (
+                        f"; read as a write of {api}, its write permission {_alt_label(better.alternative)} is picked"
+                        if better
+                        else f"; no write permission of {api} is listed, so the read one is kept"
                     ),
                     data={"read": choice.alternative.scopes, "write": better.alternative.scopes if better else None},
                 ),
