@@ -457,6 +457,8 @@ def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int,
 # Cards (``positions=True``) always take the libyaml path: its node graph gives the positions.
 
 _FALLBACK: Any = object()
+#: The other spelling of a key Python's dict takes for the same (``True == 1``), as strings.
+_KEY_TWIN = {"true": "1", "1": "true", "false": "0", "0": "false"}
 _LIBYAML_MAX_DEPTH = 1000
 
 
@@ -480,10 +482,50 @@ def _unprintable(data: bytes) -> bool:
     return bool(rest) and (bool(rest.translate(None, _HIGH_BYTES)) or _UNPRINTABLE_UTF8.search(rest) is not None)
 
 
+#: What libyaml reads otherwise than rapidyaml, found by the differential fuzz test
+#: (tests/adversarial/test_yaml_differential.py): a lone CR, a line break to libyaml only; a BOM at
+#: the start of a line, which libyaml skips; a plain scalar starting with ":" at the start of a line
+#: (``? k\n:x: y``), a value indicator to rapidyaml; an explicit key whose node starts on the
+#: next line (``?\n-:x``), which rapidyaml reads at any indentation and libyaml refuses at column 0.
+_LONE_CR = re.compile(rb"\r(?!\n)")
+_LINE_START_DOUBTS = re.compile(rb"[\n\r](?:[ ]*:[^ \t\r\n]|[ ]*\?[ ]*(?:[\r\n]|\Z))")
+
+
+#: A block scalar header with an indentation digit and then text (``>+1yes~``): libyaml refuses
+#: it, rapidyaml reads it. Matched after a space, where every header outside a scalar document is.
+_BLOCK_HEADER_WITH_TEXT = re.compile(rb"[|>][-+]?[0-9][-+]?[^ \t\r\n#]")
+
+
+def _block_header_with_text(data: bytes) -> bool:
+    # Substring searches, then a match at each hit: a regex search alone takes seconds on a 25 MB
+    # spec full of HTML and tables.
+    for needle in (b" |", b" >"):
+        at = data.find(needle)
+        while at >= 0:
+            if _BLOCK_HEADER_WITH_TEXT.match(data, at + 1) is not None:
+                return True
+            at = data.find(needle, at + 2)
+    return False
+
+
 def _ryml_doubts(data: bytes) -> bool:
-    """A directive or a document end marker, or a start marker after more than blank lines and comments."""
-    if data.startswith((b"...", b"%")) or b"\n..." in data or b"\n%" in data:
+    """A directive or a document end marker, or a start marker after more than blank lines and
+    comments; or a line break, BOM or line-initial ``:`` that rapidyaml reads otherwise."""
+    if data.startswith((b"...", b"%", b"\xef\xbb\xbf")) or b"\n..." in data or b"\n%" in data:
         return True
+    if b"\r" in data and _LONE_CR.search(data) is not None:
+        return True
+    if b"\xef\xbb\xbf" in data and (b"\n\xef\xbb\xbf" in data or b"\r\xef\xbb\xbf" in data):
+        return True
+    # Both line-start cases need an explicit key ("?"), rare in specs; then a line starting with
+    # ":" or "?" after its indentation is found in the text without spaces by substring searches
+    # (the regex alone takes seconds on a 25 MB spec), and only then judged by the regex.
+    if b"?" in data:
+        unspaced = data.translate(None, b" ")
+        if unspaced.startswith((b":", b"?")) or b"\n:" in unspaced or b"\n?" in unspaced or b"\r?" in unspaced:
+            first_line = data[: data.find(b"\n") + 1] or data
+            if _LINE_START_DOUBTS.match(b"\n" + first_line) or _LINE_START_DOUBTS.search(data):
+                return True
     at = data.find(b"\n---")
     while at >= 0:
         if _BLANK_OR_COMMENTS.fullmatch(data, 0, at + 1) is None:
@@ -545,7 +587,9 @@ def _fast_yaml(text: str, limits: Limits, data: bytes | None = None) -> Any:
     except Exception:  # any refusal: libyaml gives the error, or reads it
         return _FALLBACK
     try:
-        return _walk_ryml(ryml, tree, resolve, limits, ends_with_break=text.endswith(("\n", "\r")))
+        blocks: list[bool] = []
+        value = _walk_ryml(ryml, tree, resolve, limits, ends_with_break=text.endswith(("\n", "\r")), blocks=blocks)
+        return _FALLBACK if blocks and _block_header_with_text(data) else value
     except _GiveUp:
         return _FALLBACK
     finally:
@@ -582,14 +626,22 @@ def _ryml_stderr_dropped() -> Iterator[None]:
 
 
 def _walk_ryml(
-    ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limits, *, ends_with_break: bool = True
+    ryml: Any,
+    tree: Any,
+    resolve: Callable[[str], Any],
+    limits: Limits,
+    *,
+    ends_with_break: bool = True,
+    blocks: list[bool] | None = None,
 ) -> Any:
+    """The document's value; raises ``_GiveUp``. ``blocks`` gets one entry if a block scalar was read."""
     # ryml's node type bits.
     map_b, seq_b, val_b, key_b = ryml.MAP, ryml.SEQ, ryml.VAL, ryml.KEY
     container_b = map_b | seq_b
     # Quoted or block scalars are strings; a nil one (``a:``) reads as an empty plain scalar.
     val_str = ryml.VALQUO | ryml.VAL_LITERAL | ryml.VAL_FOLDED
     key_str = ryml.KEYQUO | ryml.KEY_LITERAL | ryml.KEY_FOLDED
+    block_b = ryml.VAL_LITERAL | ryml.VAL_FOLDED | ryml.KEY_LITERAL | ryml.KEY_FOLDED
     unsure = (
         ryml.KEYANCH
         | ryml.VALANCH
@@ -614,8 +666,10 @@ def _walk_ryml(
         raise _GiveUp("wildcard resolver")
     # A plain scalar cannot start with an indicator, nor with "-", "?" or ":" before a blank:
     # libyaml refuses such a document, where rapidyaml reads some of them as text (``]: x``).
-    indicator_first = frozenset(",[]{}#&*!|>'\"%@`?")
-    blank_after = frozenset("-?:")
+    # A plain scalar starting with ":" is text to both in block context, but rapidyaml also reads
+    # ``? :x`` in a flow mapping, which libyaml refuses: no spec needs one, libyaml decides.
+    indicator_first = frozenset(",[]{}#&*!|>'\"%@`?:")
+    blank_after = frozenset("-?")
     special_first = typed_first | indicator_first | blank_after
 
     # Specs repeat their plain scalars ("string", "object", "true", "0"): resolve each once.
@@ -684,8 +738,13 @@ def _walk_ryml(
             else:
                 mv = val_of(this, child)
                 value = "" if mv is None else str(mv, "utf-8")
-                if not ty & val_str and value[:1] in special_first:  # "" (``a:``) is null
-                    value = plain(value)
+                if ty & block_b and blocks is not None and not blocks:
+                    blocks.append(True)
+                if not ty & val_str:
+                    if " #" in value:  # a comment to libyaml, text to rapidyaml in a flow mapping
+                        raise _GiveUp("comment in a plain scalar")
+                    if value[:1] in special_first:  # "" (``a:``) is null
+                        value = plain(value)
             if is_map:
                 mv = key_of(this, child) if ty & key_b else None
                 key = "" if mv is None else str(mv, "utf-8")
@@ -694,6 +753,8 @@ def _walk_ryml(
                         raise _GiveUp("key written twice")
                     written.add(key)
                 if not ty & key_str:
+                    if " #" in key:
+                        raise _GiveUp("comment in a plain key")
                     if not key:  # rapidyaml reads ``: x`` as a null key, libyaml refuses it
                         raise _GiveUp("null key")
                     if key[:1] in special_first:
@@ -701,6 +762,11 @@ def _walk_ryml(
                         if not isinstance(k, str | int | bool | None):
                             raise _GiveUp("key")
                         key = _key_str(k)
+                        # True == 1 and False == 0: one key in libyaml's dict, two strings here.
+                        if (k is True or k is False or (type(k) is int and k in (0, 1))) and _KEY_TWIN[
+                            key
+                        ] in container:
+                            raise _GiveUp("a bool key and an int key that Python takes for one")
                 if key in container:
                     raise _GiveUp("key seen twice")
                 container[key] = value
