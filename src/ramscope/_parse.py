@@ -33,7 +33,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -46,7 +46,16 @@ if TYPE_CHECKING:
 from .diagnostics import escape_pointer_token
 from .errors import InputError, LimitError
 
-__all__ = ["CARD_LIMITS", "Limits", "ParsedDocument", "parse_bytes", "read_bytes", "read_document"]
+__all__ = [
+    "CARD_LIMITS",
+    "Limits",
+    "ParsedDocument",
+    "check_json_nodes",
+    "json_nodes_at_most",
+    "parse_bytes",
+    "read_bytes",
+    "read_document",
+]
 
 DocFormat = Literal["json", "yaml"]
 
@@ -57,7 +66,9 @@ _MiB = 1024 * 1024
 class Limits:
     max_bytes: int = 16 * _MiB
     max_depth: int = 200
-    #: Nodes in the YAML graph once aliases are expanded; bounds alias bombs.
+    #: Nodes of the parsed document: YAML's graph once aliases are expanded (bounds alias bombs),
+    #: JSON's values and keys as :func:`json_nodes_at_most` counts them (bounds a small body that
+    #: builds a large value: ``[{},{},...]`` costs ~100 bytes of memory per 3 bytes of text).
     max_yaml_nodes: int = 2_000_000
     #: Duplicate keys are an error (cards, policies). Specs relax this.
     strict_keys: bool = True
@@ -186,6 +197,7 @@ def _decode(data: bytes, source: str) -> str:
 
 
 def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
+    check_json_nodes(text, limits.max_yaml_nodes, source)
     try:
         # Strict: the stdlib parser, which can report duplicate keys; else orjson, ~3x faster.
         value = json.loads(text, object_pairs_hook=_no_duplicate_keys) if limits.strict_keys else orjson.loads(text)
@@ -208,6 +220,51 @@ def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
         raise InputError(f"invalid JSON: {exc}", source=source) from None
     _check_depth(value, limits.max_depth, source)
     return ParsedDocument(value=value, format="json", source=source, text=text)
+
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_STRING_B = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+def json_nodes_at_most(text: str | bytes) -> int:
+    """An upper bound on the values and keys of a JSON document: ``1 + 2 × (commas + "{" + "[")``.
+
+    Every value is the root, or the first of its container, or follows a comma; every key is
+    followed by its value. Commas and brackets inside strings are counted too (it is a bound).
+    """
+    if isinstance(text, bytes):
+        return 1 + 2 * (text.count(b",") + text.count(b"{") + text.count(b"["))
+    return 1 + 2 * (text.count(",") + text.count("{") + text.count("["))
+
+
+def yaml_nodes_at_most(data: bytes) -> int:
+    """An upper bound on the nodes of a YAML document as written (aliases not expanded).
+
+    Past the root, a node starts after a line break, a flow indicator or separator, or an
+    indicator (``-``, ``?``, ``:``); at most two nodes start at one place (a collection and its
+    first entry). Those characters in text are counted too: it is a bound.
+    """
+    marks = 0
+    for ch in (b"\n", b"\r", b",", b"[", b"{", b"-", b"?", b":"):
+        marks += data.count(ch)
+    return 1 + 2 * marks
+
+
+def check_json_nodes(text: str | bytes, max_nodes: int, source: str) -> None:
+    """Refuse a JSON document that would build more than ``max_nodes`` values and keys, before
+    building any (``LimitError``). Counting is a few passes of ``count`` over the text; only a
+    document over the bound is counted again without its strings (prose full of commas)."""
+    if json_nodes_at_most(text) <= max_nodes:
+        return
+    if isinstance(text, bytes):
+        bare: str | bytes = _JSON_STRING_B.sub(b'""', text)
+    else:
+        bare = _JSON_STRING.sub('""', text)
+    if json_nodes_at_most(bare) > max_nodes:
+        raise LimitError(
+            f"the document builds more than {max_nodes:,} values and keys (a small text that parses large)",
+            source=source,
+        )
 
 
 class _DuplicateKey(Exception):
@@ -289,6 +346,10 @@ def _loader_class() -> type[yaml.SafeLoader]:
 
 def _parse_yaml(text: str, source: str, limits: Limits, *, data: bytes | None = None) -> ParsedDocument:
     if not limits.positions:
+        # rapidyaml's tree (~100 bytes a node, and a node can take 2 bytes of text) is built
+        # before any count: a document that may have more nodes than allowed is counted first.
+        if yaml_nodes_at_most(data if data is not None else text.encode("utf-8")) > limits.max_yaml_nodes:
+            _count_yaml_events(text, source, limits)
         # Documents whose positions are not wanted (specs) take rapidyaml when it can give
         # exactly what the path below would; anything else falls through to it.
         fast = _fast_yaml(text, limits, data)
@@ -297,9 +358,18 @@ def _parse_yaml(text: str, source: str, limits: Limits, *, data: bytes | None = 
     return _parse_yaml_libyaml(text, source, limits)
 
 
+#: Nodes the libyaml path builds at most, whatever ``max_yaml_nodes`` allows: its node graph costs
+#: ~440 bytes a node (a million nodes: ~0.45 GB; SECURITY.md), the fast path's values ~60.
+LIBYAML_MAX_NODES = 1_000_000
+
+
 def _parse_yaml_libyaml(text: str, source: str, limits: Limits) -> ParsedDocument:
     import yaml  # noqa: PLC0415
 
+    if limits.max_yaml_nodes > LIBYAML_MAX_NODES:
+        limits = replace(limits, max_yaml_nodes=LIBYAML_MAX_NODES)
+    if len(text) > limits.max_yaml_nodes:
+        _count_yaml_events(text, source, limits)
     loader = _loader_class()(text)
     try:
         try:
@@ -338,6 +408,31 @@ def _parse_yaml_libyaml(text: str, source: str, limits: Limits) -> ParsedDocumen
         loader.dispose()
     value = _jsonify(value)
     return ParsedDocument(value=value, format="yaml", source=source, text=text, _positions=positions)
+
+
+def _count_yaml_events(text: str, source: str, limits: Limits) -> None:
+    """Refuse, before the node graph is built, a document of more than ``max_yaml_nodes`` nodes
+    as written (aliases are counted once here, expanded later by :func:`_inspect_yaml`).
+
+    libyaml's composer builds a Python object per node (hundreds of bytes each) before any bound
+    applies; its event stream costs memory for one event at a time. Only documents longer than
+    the bound in characters are scanned: a node takes at least one character.
+    """
+    import yaml  # noqa: PLC0415
+
+    node_events = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent, yaml.AliasEvent)
+    loader = _loader_class()(text)
+    nodes = 0
+    try:
+        while (event := loader.get_event()) is not None:  # type: ignore[no-untyped-call]
+            if isinstance(event, node_events):
+                nodes += 1
+                if nodes > limits.max_yaml_nodes:
+                    raise LimitError(f"YAML has more than {limits.max_yaml_nodes:,} nodes", source=source)
+    except yaml.YAMLError:
+        return  # the composer below reports it, with line and column
+    finally:
+        loader.dispose()
 
 
 def _inspect_yaml(root: yaml.Node, source: str, limits: Limits) -> dict[str, tuple[int, int]]:
