@@ -27,10 +27,10 @@ from ..privilege import (
 from ..providers.catalog import Catalog
 from ..providers.universe import Universe
 from ..specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecKind
+from .borrowing import described
 from .records import (
     _alt_label,
     _credentials,
-    _descriptions,
     _requirements_json,
     _target_dict,
     _term_json,
@@ -165,7 +165,7 @@ class Choosing(RunState):
             complete=True,
             scopes=alt.scopes,
             credentials=_credentials(alt.atoms),
-            scope_descriptions=_descriptions(index, alt),
+            scope_descriptions=described(space, index, alt),
             blast_radius={
                 "granted_operations": local.bit_count(),
                 "spec_operations": grants.n_ops,
