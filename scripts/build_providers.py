@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Rebuild the compiled provider snapshots in src/ramscope/providers/data/ from their sources.
 
-    python scripts/build_providers.py [--only google|microsoft-graph|github]
+    python scripts/build_providers.py [--only google|<catalog name>]
 
 Sources:
 - google: the Discovery documents bundled by google-api-python-client (the version pinned in the
   `test` extra); provenance = the package name and version.
 - microsoft-graph: vendor/microsoft-graph/ (permissions.json, LICENSE, SOURCES.md).
 - github: vendor/github/ (github/docs REST permission data, LICENSE, SOURCES.md).
+- notion, docusign, stripe-restricted-keys, intercom: vendor/<name>/catalog.json (compiled by hand from the
+  provider's documentation, each entry with its page; ramscope.providers.hand).
 
 Each build is deterministic (sorted, gzip mtime 0): rebuilding from the same sources gives the same
 bytes, which tests/test_providers_build.py checks. versions.json beside the snapshots names each one's
@@ -67,9 +69,12 @@ def build_catalog(name: str) -> bytes:
     return data
 
 
+CATALOGS_NAMES = ("microsoft-graph", "github", "notion", "docusign", "stripe-restricted-keys", "intercom")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=["google", "microsoft-graph", "github"])
+    ap.add_argument("--only", choices=sorted(["google", *CATALOGS_NAMES]))
     args = ap.parse_args()
     from ramscope.providers import CATALOGS, UNIVERSES
     from ramscope.providers.catalog import decode as decode_catalog

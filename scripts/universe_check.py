@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Over every Discovery document google-api-python-client bundles: does any access's choice open
-strictly more of Google than another of its alternatives would?
+strictly more of Google than another alternative of its class would?
 
     python scripts/universe_check.py [--limit N]
 
@@ -9,6 +9,10 @@ derives it (the document's grant sets joined with Google's universe), and the ch
 against every alternative: a violation is an alternative whose grant set across Google is a strict
 subset of the choice's. It also counts the same check for the choice made inside the document
 alone (what ramscope did before universes), the figure the issue started from.
+
+Since issue 21 the alternatives are first ranked by what they reach (``derive.reach``: level,
+principal, slice; as an END_USER access): the check holds within the class the choice is made
+from, and the script counts how often the ranking departs from the plain lattice, and why.
 """
 
 from __future__ import annotations
@@ -25,8 +29,12 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import googleapiclient  # noqa: E402
 
+from ramscope.derive.reach import rank_by_reach  # noqa: E402
+from ramscope.manifest import IdentityType  # noqa: E402
+from ramscope.policy import Policy  # noqa: E402
 from ramscope.privilege import GrantSpace, SpecGrants, choose_least_privilege  # noqa: E402
 from ramscope.providers import GOOGLE, shipped_universe  # noqa: E402
+from ramscope.providers.reach import Reach, classify  # noqa: E402
 from ramscope.specs import build_index  # noqa: E402
 from ramscope.store.model import FetchedSpec, Origin  # noqa: E402
 
@@ -36,8 +44,17 @@ def check(limit: int | None = None) -> dict[str, int]:
     u = shipped_universe(GOOGLE)
     assert u is not None
     totals = {"documents": 0, "methods": 0, "with_alternatives": 0, "ambiguous": 0}
-    for k in ("violations", "violations_spec_local", "larger", "larger_spec_local"):
+    for k in ("violations", "violations_spec_local", "larger", "larger_spec_local", "departures"):
         totals[k] = 0
+    classes: dict[str, Reach] = {}
+
+    def reach_of(_scheme: str, scope: str) -> Reach:
+        hit = classes.get(scope)
+        if hit is None:
+            hit = classes[scope] = classify(scope, u.descriptions.get(scope, ""))
+        return hit
+
+    policy = Policy()
     for path in docs[:limit]:
         body = path.read_bytes()
         if b'"discovery#restDescription"' not in body[:4096] and b"discovery#restDescription" not in body:
@@ -58,22 +75,34 @@ def check(limit: int | None = None) -> dict[str, int]:
         totals["documents"] += 1
         for op in index.operations:
             totals["methods"] += 1
-            alts = [a for a in g.alternatives(op) if a.atoms]
-            if len(alts) < 2:
+            every = [a for a in g.alternatives(op) if a.atoms]
+            if len(every) < 2:
                 continue
+            # The default policy's excludes (Workspace add-on scopes) apply, as in a derivation.
+            alts = [a for a in every if not any(policy.excluded_by(s) for s in a.scopes)]
             totals["with_alternatives"] += 1
-            masks = [space.granted(a.atoms) for a in alts]
+            ranked = rank_by_reach(
+                alts, reach_of, operation_id=op.operation_id or op.key, identity=IdentityType.END_USER
+            )
+            pool = list(ranked.eligible)
+            if not pool:
+                continue
+            masks = [space.granted(a.atoms) for a in pool]
+            all_masks = [space.granted(a.atoms) for a in every]
             api = u.api_of(op.operation_id)
-            choice = choose_least_privilege(space, alts, api=api)
-            local = choose_least_privilege(g, alts)
+            choice = choose_least_privilege(space, pool, api=api)
+            lattice = choose_least_privilege(space, alts, api=api) or choice
+            local = choose_least_privilege(g, every)
             assert choice is not None
+            assert lattice is not None
             assert local is not None
             totals["ambiguous"] += bool(choice.rivals)
+            totals["departures"] += choice.alternative.atoms != lattice.alternative.atoms
             before = space.granted(local.alternative.atoms)
-            for chosen, suffix in ((choice.granted, ""), (before, "_spec_local")):
-                if any(m != chosen and m & chosen == m for m in masks):
+            for chosen, suffix, among in ((choice.granted, "", masks), (before, "_spec_local", all_masks)):
+                if any(m != chosen and m & chosen == m for m in among):
                     totals["violations" + suffix] += 1
-                if any(m.bit_count() < chosen.bit_count() for m in masks):
+                if any(m.bit_count() < chosen.bit_count() for m in among):
                     totals["larger" + suffix] += 1
     return totals
 
@@ -89,9 +118,10 @@ def main() -> int:
         f"with two or more alternatives, {totals['ambiguous']} ambiguous:\n"
         "  methods whose choice opens more of Google than another alternative would"
         " (by count | a strict superset):\n"
-        f"    choice in Google's universe (now):        {totals['larger']} | {totals['violations']}\n"
+        f"    choice in Google's universe, within its class (now): {totals['larger']} | {totals['violations']}\n"
         f"    choice inside its own document (before):  {totals['larger_spec_local']} | "
         f"{totals['violations_spec_local']}\n"
+        f"  choices where what a permission reaches departs from the plain lattice: {totals['departures']}\n"
         f"  ({time.perf_counter() - t:.1f} s)"
     )
     return 1 if totals["violations"] or totals["larger"] else 0

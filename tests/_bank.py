@@ -1,10 +1,11 @@
 """A small bank API and cards against it, for the CLI tests of what users see.
 
 The scopes are laid out so that the tier's choice differs from each access's own: ``getBalance``
-accepts ``accounts.read`` or ``payments.write``, ``listPayees`` accepts ``payees.read`` or
-``payments.write``. Alone, each access gets its read scope (grant sets of two operations each,
-incomparable with ``payments.write``'s; the name breaks the tie); together, ``payments.write``
-(two operations) beats ``accounts.read`` + ``payees.read`` (four), so the tier asks for it alone.
+accepts ``accounts.read`` or ``overview.read``, ``listPayees`` accepts ``payees.read`` or
+``overview.read``, all three read-only. Alone, each access gets its own read scope (grant sets of
+two operations each, incomparable with ``overview.read``'s; the name breaks the tie); together,
+``overview.read`` (two operations) beats ``accounts.read`` + ``payees.read`` (four), so the tier
+asks for it alone. (A write scope there would not be traded in: a tier never raises the level.)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from tests.support.httpserver import LocalHTTPServer
 SCOPES = {
     "accounts.read": "See your account balances and statements",
     "payees.read": "See the people you pay",
-    "payments.write": "Move money out of your accounts",
+    "overview.read": "See your balances and the people you pay",
 }
 
 
@@ -47,8 +48,8 @@ BANK: dict[str, Any] = {
         }
     },
     "paths": {
-        "/balance": {"get": _op("getBalance", [{"bank": ["accounts.read"]}, {"bank": ["payments.write"]}])},
-        "/payees": {"get": _op("listPayees", [{"bank": ["payees.read"]}, {"bank": ["payments.write"]}])},
+        "/balance": {"get": _op("getBalance", [{"bank": ["accounts.read"]}, {"bank": ["overview.read"]}])},
+        "/payees": {"get": _op("listPayees", [{"bank": ["payees.read"]}, {"bank": ["overview.read"]}])},
         "/statements": {"get": _op("listStatements", [{"bank": ["accounts.read"]}])},
         "/contacts": {"get": _op("listContacts", [{"bank": ["payees.read"]}])},
         "/rates": {"get": _op("getRates", [{"key": []}])},

@@ -31,6 +31,34 @@ from tests.support.httpserver import LocalHTTPServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
+# --------------------------------------------------------------------------- skips
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
+    """Under CI every skip is a failure: a missing tool, extra or corpus there is a broken install,
+    not a reason to pass. (Expected failures, xfail, are not skips.)"""
+    report = yield
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI (every test must run there): {reason}"
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Elsewhere, one line says how many tests could not run here and why."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if skipped:
+        reasons: dict[str, int] = {}
+        for r in skipped:
+            reason = r.longrepr[2] if isinstance(r.longrepr, tuple) else str(r.longrepr)
+            reason = reason.removeprefix("Skipped: ")
+            reasons[reason] = reasons.get(reason, 0) + 1
+        why = "; ".join(f"{n} x {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+        terminalreporter.write_line(f"{len(skipped)} tests skipped (under CI=true each would fail): {why}")
+
 # The default spec cache is the user's cache directory (platformdirs): no test, and no ramscope process
 # a test starts (children inherit the environment; tests/adversarial/measure.child_env keeps XDG_*),
 # may write into the real one. Tests that want a cache pass their own directory.

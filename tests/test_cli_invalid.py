@@ -92,7 +92,7 @@ def test_consent_of_an_invalid_card_renders_no_grant(cli: Run, nameless: Path, d
         assert code == 1
         assert "error[" in err
         assert "you grant" not in out
-        assert "payments.write" not in out
+        assert "overview.read" not in out
         assert "accounts.read" not in out
         if fmt == "json":
             data: dict[str, Any] = json.loads(out)

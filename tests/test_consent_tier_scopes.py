@@ -33,14 +33,14 @@ def card(tmp_path: Path, bank: str) -> Path:
 
 
 def test_the_table_lists_the_tiers_scope_with_its_description(cli: Run, card: Path) -> None:
-    """`payments.write` covers both accesses and wins; each access alone would pick a read scope."""
+    """`overview.read` covers both accesses and wins; each access alone would pick a read scope."""
     code, out, _ = cli("scopes", str(card))
-    assert (code, out) == (0, "payments.write\n")
+    assert (code, out) == (0, "overview.read\n")
     code, out, _ = cli("consent", str(card))
     assert code == 0
     (res,) = json.loads(out)["resources"]
     assert [(p["scope"], p["description"], p["accesses"], p["necessity"]) for p in res["permissions"]] == [
-        ("payments.write", "Move money out of your accounts", ["a", "b"], "REQUIRED")
+        ("overview.read", "See your balances and the people you pay", ["a", "b"], "REQUIRED")
     ]
     assert [(c["scheme"], c["type"], c["accesses"]) for c in res["credentials"]] == [("key", "apiKey", ["k"])]
 
@@ -49,7 +49,7 @@ def test_markdown_and_html_show_the_requested_scope_not_the_rivals(cli: Run, car
     _, md, _ = cli("consent", "--format", "markdown", str(card))
     table = [line for line in md.splitlines() if line.startswith("| `")]
     assert len(table) == 2  # the scope, then the credential
-    assert table[0].startswith("| `payments.write` | Move money out of your accounts | required |")
+    assert table[0].startswith("| `overview.read` | See your balances and the people you pay | required |")
     assert table[0].endswith("| `a`, `b` |")
     assert table[1].startswith("| `key` |")
     assert "apiKey" in table[1]
@@ -57,7 +57,7 @@ def test_markdown_and_html_show_the_requested_scope_not_the_rivals(cli: Run, car
     assert "accounts.read" not in md
     assert "payees.read" not in md
     _, html, _ = cli("consent", "--format", "html", str(card))
-    assert "<code>payments.write</code></td><td>Move money out of your accounts" in html
+    assert "<code>overview.read</code></td><td>See your balances and the people you pay" in html
     assert "accounts.read" not in html
 
 
@@ -67,11 +67,11 @@ def test_the_report_says_which_accesses_each_tier_grant_serves(cli: Run, card: P
     t = json.loads(out)["tiers"]["OPTIONAL"]
     assert t["END_USER"]["permissions"] == [
         {
-            "scope": "payments.write",
+            "scope": "overview.read",
             "namespace": t["END_USER"]["grants"][0]["namespace"],
             "scheme": "bank",
             "type": "oauth2",
-            "description": "Move money out of your accounts",
+            "description": "See your balances and the people you pay",
             "accesses": ["a", "b"],
             "name": None,  # no catalog names it
             "admin_consent": False,

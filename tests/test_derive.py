@@ -96,7 +96,17 @@ def test_gmail_send_picks_gmail_send(derive: Callable[..., Report], spec_server:
     assert a.scopes == [GMAIL + "send"]
     assert a.blast_radius is not None
     assert a.blast_radius["granted_operations"] == 1
-    assert a.choice == {"method": "least-privilege", "ambiguous": False, "candidates": [], "rivals": []}
+    assert a.choice is not None
+    assert {k: a.choice[k] for k in ("method", "ambiguous", "candidates", "rivals", "narrower", "fallback")} == {
+        "method": "least-privilege",
+        "ambiguous": False,
+        "candidates": [],
+        "rivals": [],
+        "narrower": [],
+        "fallback": None,
+    }
+    assert a.choice["reach"][GMAIL + "send"]["level"] == "write"
+    assert a.choice["reach"][GMAIL + "send"]["principal"] == "user"
     assert "ambiguous-scope-choice" not in _diag_codes(r)
     # The add-on scope is excluded by the default policy, and the report says so.
     assert a.alternatives is not None
@@ -111,18 +121,30 @@ def test_gmail_send_picks_gmail_send(derive: Callable[..., Report], spec_server:
     assert r.exit_code == 0
 
 
-def test_drive_files_list_is_ambiguous(derive: Callable[..., Report], spec_server: LocalHTTPServer) -> None:
-    """files.list accepts narrow scopes that grant different things: the pick is explained, not hidden."""
+def test_drive_files_list_reads_all_files_and_offers_the_slices(
+    derive: Callable[..., Report], spec_server: LocalHTTPServer
+) -> None:
+    """files.list: drive.readonly does the job on all the user's files; the Photos, Meet, app-data and
+    per-file scopes open fewer methods but reach only a slice, so they are offered with their condition."""
     r = derive(card(spec_server, ("/drive.json", "", {"operation_id": "drive.files.list"}, {})))
     (a,) = r.accesses
+    assert a.scopes == [DRIVE + ".readonly"]
     assert a.choice is not None
-    assert a.choice["ambiguous"] is True
-    assert len(a.choice["candidates"]) >= 2
-    (diag,) = [d for d, _ in r.diagnostics if d.code == "ambiguous-scope-choice"]
-    names = diag.data["candidates"]
-    assert names[0] == a.scopes[0]  # type: ignore[index]
-    assert set(names[1:]) == set(a.choice["candidates"])
-    assert DRIVE not in (a.scopes or [])  # the full-Drive scope is never the least privilege
+    assert a.choice["ambiguous"] is False
+    offered = {o["scopes"][0].removeprefix(DRIVE): o["conditions"] for o in a.choice["narrower"]}
+    assert offered == {
+        ".appdata": ["only the app's own hidden application-data folder"],
+        ".file": ["only files this app created or the user opened or shared with it"],
+        ".meet.readonly": ["only files created or edited by Google Meet"],
+        ".metadata": ["file metadata only: no content"],
+        ".metadata.readonly": ["file metadata only: downloading or exporting content needs drive.readonly"],
+        ".photos.readonly": ["only Google Photos items"],
+    }
+    # drive itself writes: set aside for a read, with the reason in the listing.
+    listed = {tuple(x["scopes"]): x for x in a.alternatives or []}
+    assert listed[(DRIVE,)]["set_aside"] == "a write permission, where a read one is listed"
+    assert listed[(DRIVE + ".readonly",)]["reach"][DRIVE + ".readonly"]["level"] == "read"
+    assert "narrower-option" in _diag_codes(r)
 
 
 def test_calendar_by_path_matches_by_id(derive: Callable[..., Report], spec_server: LocalHTTPServer) -> None:

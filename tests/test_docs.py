@@ -18,7 +18,21 @@ from tests.support.httpserver import LocalHTTPServer
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = ("cli.md", "report.md", "policy.md", "first-card.md")
+PAGES = (
+    "cli.md",
+    "report.md",
+    "policy.md",
+    "first-card.md",
+    "diagnostics.md",
+    "least-privilege.md",
+    "specs.md",
+    "governance.md",
+    "library.md",
+    "development.md",
+    "reach.md",
+    "rules.md",
+    "skills-extension.md",
+)
 
 
 def _read(name: str) -> str:
@@ -151,3 +165,19 @@ def test_first_card_walkthrough_replays_as_written(
                 assert out.splitlines() == [x for x in shown if not x.startswith("exit ")]
             if " diff " in command:
                 assert out.splitlines()[-1] in shown
+
+
+@pytest.mark.parametrize("page", ["README.md", "SECURITY.md", *(f"docs/{p.name}" for p in sorted(DOCS.glob("*.md")))])
+def test_every_relative_link_resolves(page: str) -> None:
+    """A page moved into docs/ keeps working links: every relative target exists."""
+    path = ROOT / page
+    text = path.read_text("utf-8")
+    text = re.sub(r"(?s)```.*?```", "", text)  # links in code blocks are examples
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if target.startswith(("http://", "https://", "mailto:", "#")):
+            continue
+        file = target.split("#", 1)[0]
+        if file and not (path.parent / file).exists():
+            broken.append(target)
+    assert not broken, f"{page}: {broken}"

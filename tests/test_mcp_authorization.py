@@ -294,8 +294,12 @@ def test_a_challenge_scope_without_metadata_is_said_in_the_report(server: LocalH
     card = write_mcp_card(tmp_path / "card.json", _scope_only(server), "anything", ("END_USER", "AGENT"))
     _, report = _derive(tmp_path, card)
     assert "mcp-oauth-inferred" in _codes(report)
-    for access in report["accesses"]:
-        assert access["requirements"] in (None, [[{"scheme": OAUTH_SCHEME, "type": "oauth2", "scopes": ["read"]}]])
+    # The scope is known from the challenge; the scheme's flows are not, so neither identity can be
+    # shown to hold it: both accesses are undetermined, with the requirement the challenge named.
+    assert [(a["id"], a["requirements"], a["reason"]) for a in report["accesses"]] == [
+        (aid, [[{"scheme": OAUTH_SCHEME, "type": "oauth2", "scopes": ["read"]}]], "no-compatible-alternative")
+        for aid in ("call-as-end-user", "call-as-agent")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,8 @@ class SpecKind(enum.StrEnum):
     DISCOVERY = "google-discovery"
     MCP = "mcp"
     A2A = "a2a"
+    GRAPHQL = "graphql"
+    STONE = "stone"
 
 
 #: The format of ramscope's own JSON capture of an MCP server's answers (the "document" of an

@@ -20,6 +20,14 @@
     scopes = []                  # the spec declares nothing (fail closed otherwise)
     reason = "public API, no key: https://www.openholidaysapi.org"
 
+    allow_admin = false          # administrator permissions compete with a user's own (default:
+                                 # set aside while a non-administrator alternative does the job)
+
+    [[slice]]                    # opt an access (or every access of a resource) into a slice
+    access = "save-report"       # permission: it is picked where it fits, instead of offered
+    scopes = ["https://www.googleapis.com/auth/drive.file"]   # globs
+    reason = "the agent only touches files the user opens with it"
+
     [catalogs]                   # provider permission catalogs (ramscope.providers)
     accounts = "work"            # Microsoft Graph delegated permissions for "work" (or school)
                                  # accounts, the default, or "personal" Microsoft accounts
@@ -40,7 +48,7 @@ from typing import Any
 from ._parse import read_bytes
 from .errors import PolicyError
 
-__all__ = ["DEFAULT_EXCLUDES", "Pin", "Policy", "load_policy"]
+__all__ = ["DEFAULT_EXCLUDES", "Pin", "Policy", "SliceOptIn", "load_policy"]
 
 #: Context-bound scopes a normal agent cannot obtain: Google Workspace add-on scopes
 #: are granted only to an add-on running inside a Gmail/Calendar UI action.
@@ -63,6 +71,20 @@ class Pin:
 
 
 @dataclass(frozen=True, slots=True)
+class SliceOptIn:
+    """The reviewer's word that an access (or a resource's accesses) stays inside a data slice."""
+
+    scopes: tuple[str, ...]
+    access: str = ""
+    resource: str = ""
+    reason: str = ""
+
+    def applies(self, access_id: str, resource_id: str, scope: str) -> bool:
+        hit = (bool(self.access) and self.access == access_id) or (bool(self.resource) and self.resource == resource_id)
+        return hit and any(fnmatch.fnmatchcase(scope, g) for g in self.scopes)
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     exclude: tuple[str, ...] = ()
     prefer: tuple[str, ...] = ()
@@ -73,6 +95,13 @@ class Policy:
     catalog_for: tuple[tuple[str, str], ...] = ()
     #: Which Microsoft Graph delegated permissions apply: "work" (work or school) or "personal".
     graph_accounts: str = "work"
+    #: Administrator permissions compete with a user's own (see ``derive.reach``).
+    allow_admin: bool = False
+    slices: tuple[SliceOptIn, ...] = ()
+
+    def slice_opted(self, access_id: str, resource_id: str, scope: str) -> bool:
+        """Has the reviewer opted this access into the slice permission ``scope``?"""
+        return any(o.applies(access_id, resource_id, scope) for o in self.slices)
 
     def catalog_named_for(self, resource_id: str) -> str | None:
         return next((name for rid, name in self.catalog_for if rid == resource_id), None)
@@ -100,32 +129,48 @@ class Policy:
         return next((p for p in self.pins if p.operation and p.operation == operation_id), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source or None,
-            "exclude": list(self.excludes),
-            "prefer": list(self.prefer),
-            "pins": [
+        return (
+            {
+                "source": self.source or None,
+                "exclude": list(self.excludes),
+                "prefer": list(self.prefer),
+                "pins": [
+                    {
+                        k: v
+                        for k, v in (
+                            ("access", p.access),
+                            ("operation", p.operation),
+                            ("scheme", p.scheme),
+                            ("reason", p.reason),
+                        )
+                        if v
+                    }
+                    | {"scopes": list(p.scopes)}
+                    for p in self.pins
+                ],
+            }
+            | ({"allow_admin": True} if self.allow_admin else {})
+            | (
                 {
-                    k: v
-                    for k, v in (
-                        ("access", p.access),
-                        ("operation", p.operation),
-                        ("scheme", p.scheme),
-                        ("reason", p.reason),
-                    )
-                    if v
+                    "slices": [
+                        {k: v for k, v in (("access", o.access), ("resource", o.resource), ("reason", o.reason)) if v}
+                        | {"scopes": list(o.scopes)}
+                        for o in self.slices
+                    ]
                 }
-                | {"scopes": list(p.scopes)}
-                for p in self.pins
-            ],
-        } | (
-            {"catalogs": {"accounts": self.graph_accounts, "resources": dict(self.catalog_for)}}
-            if self.catalog_for or self.graph_accounts != "work"
-            else {}
+                if self.slices
+                else {}
+            )
+            | (
+                {"catalogs": {"accounts": self.graph_accounts, "resources": dict(self.catalog_for)}}
+                if self.catalog_for or self.graph_accounts != "work"
+                else {}
+            )
         )
 
 
-_TOP_KEYS = {"exclude", "prefer", "pin", "use_default_excludes", "version", "catalogs"}
+_TOP_KEYS = {"exclude", "prefer", "pin", "use_default_excludes", "version", "catalogs", "allow_admin", "slice"}
+_SLICE_KEYS = {"access", "resource", "scopes", "reason"}
 _CATALOG_KEYS = {"accounts", "resources"}
 _PIN_KEYS = {"access", "operation", "scopes", "scheme", "reason"}
 
@@ -197,7 +242,51 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
             )
         )
     catalog_for, accounts = _catalogs(doc.get("catalogs", {}), source)
-    return Policy(tuple(exclude), tuple(prefer), tuple(pins), use_defaults, source, catalog_for, accounts)
+    allow_admin = doc.get("allow_admin", False)
+    if not isinstance(allow_admin, bool):
+        raise PolicyError("expected true or false", source=source, pointer="/allow_admin")
+    return Policy(
+        tuple(exclude),
+        tuple(prefer),
+        tuple(pins),
+        use_defaults,
+        source,
+        catalog_for,
+        accounts,
+        allow_admin,
+        _slices(doc.get("slice", []), source),
+    )
+
+
+def _slices(raw: Any, source: str) -> tuple[SliceOptIn, ...]:
+    if not isinstance(raw, list):
+        raise PolicyError("expected an array of tables ([[slice]])", source=source, pointer="/slice")
+    out: list[SliceOptIn] = []
+    for i, item in enumerate(raw):
+        where = f"/slice/{i}"
+        if not isinstance(item, dict):
+            raise PolicyError("expected a table", source=source, pointer=where)
+        bad = sorted(set(item) - _SLICE_KEYS)
+        if bad:
+            raise PolicyError(
+                f"unknown key {bad[0]!r}; expected one of {', '.join(sorted(_SLICE_KEYS))}",
+                source=source,
+                pointer=f"{where}/{bad[0]}",
+            )
+        for key in ("access", "resource", "reason"):
+            if not isinstance(item.get(key, ""), str):
+                raise PolicyError("expected a string", source=source, pointer=f"{where}/{key}")
+        if bool(item.get("access")) == bool(item.get("resource")):
+            raise PolicyError("a slice names exactly one of 'access' or 'resource'", source=source, pointer=where)
+        scopes = item.get("scopes")
+        if not isinstance(scopes, list) or not scopes or not all(isinstance(g, str) and g for g in scopes):
+            raise PolicyError(
+                "expected a non-empty array of non-empty strings (scope globs)",
+                source=source,
+                pointer=f"{where}/scopes",
+            )
+        out.append(SliceOptIn(tuple(scopes), item.get("access", ""), item.get("resource", ""), item.get("reason", "")))
+    return tuple(out)
 
 
 def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str]:

@@ -9,6 +9,12 @@ For REST specs (OpenAPI, Google Discovery) the order is:
    trailing slash ignored, and with or without the spec's base path (server URL
    path, ``basePath``, ``servicePath``).
 
+A GraphQL schema's operations are its root fields, all served by one ``POST`` endpoint, so only
+``operation_id`` selects one: ``Mutation.productCreate``, ``Query.orders`` (or the schema's own root
+type name, ``QueryRoot.orders``), or the bare field name where one root type alone has it. A Stone
+(Dropbox) route is a REST operation: ``operation_id`` ``files/download`` (versions ``files/copy:2``
+or ``files/copy_v2``), or ``POST`` with its URL path (``/2/files/download``).
+
 For an MCP server the resource's ``resource_path`` is the tool name, matched
 exactly (``matched_by="tool_name"``). A server that lists tools only to
 authenticated clients cannot confirm the name: the result is then an
@@ -105,7 +111,9 @@ SKILL_MATCHED_BY_NAME = rule(
 )
 
 _URL_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
-_REST_KINDS = frozenset({SpecKind.OPENAPI, SpecKind.DISCOVERY})
+_REST_KINDS = frozenset({SpecKind.OPENAPI, SpecKind.DISCOVERY, SpecKind.STONE})
+#: Stone's URL spelling of a route version (``copy_v2``), read as its id spelling (``copy:2``).
+_STONE_VERSION = re.compile(r"^(?P<route>.+)_v(?P<version>[2-9][0-9]{0,3}|1[0-9]{1,3})$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +192,8 @@ def _resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Targ
         return _resolve_tool(resource, operation, index)
     if index.kind is SpecKind.A2A:
         return _resolve_skill(resource, operation, index)
+    if index.kind is SpecKind.GRAPHQL:
+        return _resolve_graphql(resource, operation, index)
     if index.kind not in _REST_KINDS:
         message = f"resolving operations in {index.kind.value} specs is not implemented ({index.url})"
         return Unresolved("unsupported-spec", message, diagnostics=(UNSUPPORTED_SPEC(op_ptr, message),))
@@ -199,6 +209,8 @@ def _resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Targ
     if op_id:
         # Exact first: real ids carry stray spaces ("Get Card Type Information ").
         hits = index.by_operation_id.get(op_id) or index.by_operation_id.get(op_id.strip(), [])
+        if not hits and index.kind is SpecKind.STONE:
+            hits = index.by_operation_id.get(_stone_id(op_id.strip()), [])
         if len(hits) == 1:
             entry = hits[0]
             if method and method != entry.method:
@@ -257,6 +269,51 @@ def _resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Targ
         suggestions,
         (*notes, NO_SELECTOR(aos_ptr if aos else op_ptr, message, data={"suggestions": list(suggestions)})),
     )
+
+
+# --------------------------------------------------------------------------- GraphQL and Stone
+
+
+def _stone_id(op_id: str) -> str:
+    """``files/copy_v2`` -> ``files/copy:2``: a Stone route named by its URL spelling."""
+    m = _STONE_VERSION.match(op_id)
+    return f"{m.group('route')}:{int(m.group('version'))}" if m else op_id
+
+
+_GRAPHQL_ROOTS = ("Query", "Mutation", "Subscription")
+
+
+def _resolve_graphql(resource: Resource, operation: Operation, index: SpecIndex) -> Target | Unresolved:
+    """A root field named by ``operation_id``: ``Mutation.productCreate``, the schema's own root type name
+    (``QueryRoot.orders``), or the bare field name where one root type alone has it."""
+    spec_ptr = _spec_pointer(resource, operation)
+    aos = operation.api_operation_spec
+    op_id = (aos.operation_id if aos else "").strip()
+    if not op_id:
+        message = (
+            "a GraphQL endpoint serves every root field at one URL (POST): name the field in "
+            "api_operation_spec.operation_id (Mutation.productCreate, Query.orders)"
+        )
+        ptr = aos.loc.pointer if aos else operation.loc.pointer
+        return Unresolved("no-selector", message, diagnostics=(NO_SELECTOR(ptr, message),))
+    assert aos is not None
+    ptr = aos.loc.of("operation_id")
+    roots = index.extra.get("roots")
+    wanted = [op_id]
+    head, dot, name = op_id.rpartition(".")
+    if dot and isinstance(roots, dict):
+        # The schema's own root type name (Shopify's query root is QueryRoot).
+        for role, type_name in roots.items():
+            if head == type_name and role in ("query", "mutation", "subscription"):
+                wanted.append(f"{role.capitalize()}.{name}")
+    if not dot:
+        wanted.extend(f"{r}.{op_id}" for r in _GRAPHQL_ROOTS)
+    hits = list(dict.fromkeys(e for w in wanted for e in index.by_operation_id.get(w, ())))
+    if len(hits) == 1:
+        return _target(index, hits[0], "operation_id", [], spec_ptr)
+    if len(hits) > 1:
+        return _ambiguous(index, hits, f"field {op_id!r}", ptr, spec_ptr)
+    return _not_found(index, f"root field {op_id!r}", _suggest(index, op_id, "", ""), ptr, spec_ptr, [])
 
 
 # --------------------------------------------------------------------------- MCP tools and A2A skills

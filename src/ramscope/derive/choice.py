@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from ..diagnostics import Diagnostic
 from ..manifest import (
     IdentityType,
     Operation,
@@ -25,9 +28,12 @@ from ..privilege import (
     fits,
 )
 from ..providers.catalog import Catalog
+from ..providers.reach import Principal, Reach, classify, operation_note, provider_of
 from ..providers.universe import Universe
 from ..specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecKind
+from . import sources
 from .borrowing import described
+from .reach import Ranked, rank_by_reach
 from .records import (
     _alt_label,
     _credentials,
@@ -37,8 +43,12 @@ from .records import (
 )
 from .rules import (
     ACCESS_UNDETERMINED,
+    ADMIN_ONLY,
     CATALOG_LEAST_DIFFERS,
+    NARROWER_OPTION,
     PIN_NOT_ALTERNATIVE,
+    PROVIDER_DATA_SUSPECT,
+    SLICE_ONLY,
     UNIVERSE_UNREADABLE,
 )
 from .state import Outcome, Pending, RunState
@@ -86,10 +96,16 @@ class Choosing(RunState):
         effects: list[dict[str, Any]] = []
         pin = self._pin(a, op)
         candidates: list[Alternative]
+        options: list[dict[str, Any]] = []
+        ctx_diag: Diagnostic | None = None
+        provider_notes, note_diags = sources.notes(a, index, entry)
+        self.diags.extend((d, None) for d in note_diags)
+        ranked: Ranked | None = None
         all_alts: list[dict[str, Any]] = []
         reason: tuple[str, str] | None = None
         method = "least-privilege"
-        source = p.catalog.label if p.catalog is not None else "spec"
+        # A catalog beside the spec (extra["catalog"]) labels its own alternatives; the rest are the spec's.
+        source = p.catalog.label if p.catalog is not None and "catalog" not in entry.extra else "spec"
         if pin is not None:
             candidates = [self._pinned_alternative(a, grants, entry.requirements, pin, effects)]
             method = "pinned"
@@ -106,7 +122,20 @@ class Choosing(RunState):
             candidates = [Alternative(frozenset(), ())]
             method = "none-required"
         else:
-            candidates, all_alts, reason = self._filter(a, grants, grants.alternatives(entry), effects, p)
+            alternatives = grants.alternatives(entry)
+            wanted, options = sources.offered(grants, entry, self.policy)
+            if wanted:
+                effects.append({"effect": "offered-preferred", "scopes": sorted({s for w in wanted for s in w.scopes})})
+                alternatives = [*alternatives, *wanted]
+            candidates, all_alts, reason = self._filter(a, grants, alternatives, effects, p)
+            sources.label_sources(alternatives, all_alts, entry, source)
+            note = operation_note(self._provider(p, entry.requirements), entry.operation_id or "")
+            if note is not None and candidates:
+                candidates = []
+                reason = ("operation-scopes-caller-defined", f"{note.undetermined} ({note.source})")
+            if candidates:
+                ranked = self._rank(p, candidates, all_alts)
+                candidates = list(ranked.eligible)
             if candidates and any(not alt.atoms for alt in candidates):
                 method = "anonymous-allowed"
         record_kw: dict[str, Any] = {
@@ -117,6 +146,8 @@ class Choosing(RunState):
             "alternatives": all_alts or None,
             "policy": effects,
             "requirements_source": source if entry.requirements is not None or pin is not None else None,
+            "options": options,
+            "provider_notes": provider_notes,
         }
         if pin is not None and entry.requirements is None:
             record_kw["requirements"] = [[_term_json(index, t) for t in candidates[0].terms]]
@@ -129,6 +160,13 @@ class Choosing(RunState):
         choice = choose_least_privilege(space, candidates, api=api) if candidates else None
         if choice is not None and p.catalog_entry is not None and pin is None:
             choice, method = self._provider_least(p, space, candidates, choice, api, method, effects)
+        if choice is not None and ranked is not None:
+            choice = self._suspect(p, choice, ranked, space, api)
+        if choice is not None and pin is None:
+            choice, ctx_diag = sources.contextual_choice(a, entry, space, candidates, choice)
+            if ctx_diag is not None:
+                self.diags.append((ctx_diag, None))
+            record_kw["requirements_source"] = sources.pick_source(choice.alternative, entry, source)
         if choice is None:
             code, message = reason or ("no-compatible-alternative", "no usable alternative")
             self.diags.append(
@@ -140,7 +178,7 @@ class Choosing(RunState):
             record = AccessRecord(**base, **record_kw, complete=False, reason=code, reason_message=message)
             return Outcome(a, key, record, grants, ())
         alt = choice.alternative
-        if choice.rivals:
+        if choice.rivals and ctx_diag is None:
             names = [_alt_label(alt)] + [_alt_label(r) for r, _ in choice.rivals]
             self.diags.append(
                 (
@@ -179,13 +217,144 @@ class Choosing(RunState):
                 "method": method,
                 "ambiguous": bool(choice.rivals),
                 "candidates": [_alt_label(r) for r, _ in choice.rivals],
-                "rivals": [_rival(r, m, choice.granted) for r, m in choice.rivals],
-            },
+                "rivals": [_rival(r, m, choice.granted, ranked) for r, m in choice.rivals],
+            }
+            | (_reach_json(ranked, alt) if ranked is not None else {}),
             scope_servers={atom.scope: atom.namespace for atom in sorted(alt.atoms) if atom.is_scope},
             scope_names=_scope_names(p, alt),
             admin_consent=_admin_consent(p, alt),
         )
         return Outcome(a, key, record, grants, tuple(candidates), alt)
+
+    def _provider(self, p: Pending, requirements: Any) -> str:
+        """Whose permissions these are: the catalog's provider, else what the scopes' spelling says."""
+        if p.catalog is not None:
+            return p.catalog.name
+        for alt in requirements or ():
+            for t in alt:
+                for s in t.scopes:
+                    hit = provider_of(s)
+                    if hit:
+                        return hit
+        return ""
+
+    def _reach_of(self, p: Pending) -> Any:
+        """(scheme, scope) -> the scope's class, described by the provider where it knows the scope."""
+        index = p.found.index
+        cache: dict[tuple[str, str], Reach] = {}
+
+        def reach_of(scheme_name: str, scope: str) -> Reach:
+            key = (scheme_name, scope)
+            hit = cache.get(key)
+            if hit is not None:
+                return hit
+            description = ""
+            provider = ""
+            if p.catalog is not None:
+                provider = p.catalog.name
+                perm = p.catalog.permission(scheme_name, scope)
+                description = perm.description if perm is not None else ""
+            else:
+                # A provider's own words over a spec's: a foreign spec may describe a provider's scope otherwise.
+                description = next((u.descriptions[scope] for u in self.space.universes if scope in u.descriptions), "")
+                if not description:
+                    scheme = index.scheme_map.get(scheme_name)
+                    description = (scheme.scope_description(scope) or "") if scheme is not None else ""
+            hit = classify(scope, description or "", provider=provider)
+            holder = index.scheme_map.get(scheme_name)
+            if hit.principal is Principal.USER and holder is not None and _ADMIN_SCHEME.search(holder.description):
+                # The token itself is an administrator's (Dropbox's team token): so is every scope on it.
+                hit = replace(hit, principal=Principal.ADMIN, why=f"{hit.why}; its scheme: {holder.description}")
+            cache[key] = hit
+            return hit
+
+        return reach_of
+
+    def _rank(self, p: Pending, candidates: list[Alternative], listed: list[dict[str, Any]]) -> Ranked:
+        """Rank the usable alternatives by what they reach (``derive.reach``), and say so."""
+        a = p.access
+        ranked = rank_by_reach(
+            candidates,
+            self._reach_of(p),
+            operation_id=p.found.entry.operation_id or p.found.entry.key,
+            identity=a.identity_used,
+            allow_admin=self.policy.allow_admin,
+            opted=lambda scope: self.policy.slice_opted(a.id, p.resource.id, scope),
+        )
+        why = {alt.atoms: w for alt, w in ranked.set_aside}
+        offered = {alt.atoms: rs for alt, rs in ranked.narrower}
+        by_scopes = {tuple(alt.scopes): alt for alt in candidates}
+        for item in listed:
+            alt = by_scopes.get(tuple(item["scopes"]))
+            item["reach"] = {s: ranked.classes[s].to_dict() for s in item["scopes"] if s in ranked.classes} or None
+            item["set_aside"] = why.get(alt.atoms) if alt is not None else None
+            rs = offered.get(alt.atoms) if alt is not None else None
+            item["narrower"] = "; ".join(r.narrowing for r in rs) if rs else None
+        if ranked.narrower and ranked.eligible:
+            self.diags.append(
+                (
+                    NARROWER_OPTION(
+                        a.loc.pointer,
+                        f"access {a.id!r}: narrower permissions reach only part of the data: "
+                        + "; ".join(
+                            f"{_alt_label(alt)} ({', '.join(r.narrowing for r in rs)})" for alt, rs in ranked.narrower
+                        )
+                        + "; opt in with a policy [[slice]] if the agent stays inside one",
+                        data={
+                            "options": [
+                                {"scopes": alt.scopes, "conditions": [r.narrowing for r in rs]}
+                                for alt, rs in ranked.narrower
+                            ]
+                        },
+                    ),
+                    None,
+                )
+            )
+        if ranked.fallback in ("admin", "slice"):
+            rule = ADMIN_ONLY if ranked.fallback == "admin" else SLICE_ONLY
+            what = (
+                "the pick is an administrator's permission (no user's own alternative does the job as "
+                "narrowly): the operation acts on an organisation as its administrator"
+                if ranked.fallback == "admin"
+                else "every alternative reaches only part of the data: "
+                + "; ".join(sorted({ranked.classes[s].narrowing for alt in ranked.eligible for s in alt.scopes} - {""}))
+            )
+            self.diags.append((rule(a.loc.pointer, f"access {a.id!r}: {what}"), None))
+        return ranked
+
+    def _suspect(self, p: Pending, choice: Choice, ranked: Ranked, space: GrantSpace, api: str | None) -> Choice:
+        """A read permission as least for a method that writes, from a provider's catalog: say so and
+        pick the write permission of the same family when one is listed."""
+        entry = p.catalog_entry
+        if entry is None or entry.method not in ("DELETE", "POST", "PATCH", "PUT"):
+            return choice
+        picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
+        if not picked or any(r.level.name != "READ" for r in picked):
+            return choice
+        writers = [
+            alt
+            for alt, _why in ranked.set_aside
+            if alt.scopes and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
+        ]
+        better = choose_least_privilege(space, writers, api=api) if writers else None
+        self.diags.append(
+            (
+                PROVIDER_DATA_SUSPECT(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the provider's data makes the read permission "
+                    f"{_alt_label(choice.alternative)} "
+                    f"least for {entry.method} {entry.path}, a method that writes"
+                    + (
+                        f"; the write permission {_alt_label(better.alternative)} is picked"
+                        if better
+                        else "; no write permission is listed"
+                    ),
+                    data={"read": choice.alternative.scopes, "write": better.alternative.scopes if better else None},
+                ),
+                None,
+            )
+        )
+        return better or choice
 
     def _note_permissions(self, cat: Catalog, candidates: Sequence[Alternative]) -> None:
         """What the catalog says of each scope a tier may pick for this access (name, admin consent)."""
@@ -362,6 +531,10 @@ class Choosing(RunState):
         return usable, listed, None
 
 
+#: A scheme whose own description says an administrator authorizes it (Dropbox's team token).
+_ADMIN_SCHEME = re.compile(r"\b(?:by|as) an? (?:team |organi[sz]ation )?administrator\b", re.IGNORECASE)
+
+
 def _api_of(space: GrantSpace, entry: OperationEntry) -> str | None:
     """The access's own API in a universe (Google: the Discovery API of its method id)."""
     if not entry.operation_id:
@@ -377,12 +550,28 @@ def _touches(u: Universe, alt: Alternative) -> bool:
     return any(u.by_scope.get((atom.namespace, atom.scope)) for atom in alt.atoms if atom.is_scope)
 
 
-def _rival(alt: Alternative, mask: int, best: int) -> dict[str, Any]:
+def _rival(alt: Alternative, mask: int, best: int, ranked: Ranked | None) -> dict[str, Any]:
     return {
         "scopes": alt.scopes,
         "credentials": _credentials(alt.atoms),
         "universe_operations": mask.bit_count(),
         "relation": "equal" if mask == best else "incomparable",
+    } | ({"reach": ranked.reach_json(alt)} if ranked is not None else {})
+
+
+def _reach_json(ranked: Ranked, alt: Alternative) -> dict[str, Any]:
+    """What the choice says of classes: the pick's, the narrower options, the fallback."""
+    return {
+        "reach": ranked.reach_json(alt),
+        "narrower": [
+            {
+                "scopes": o.scopes,
+                "conditions": [r.narrowing for r in rs],
+                "limits": sorted({x for r in rs for x in r.limits}),
+            }
+            for o, rs in ranked.narrower
+        ],
+        "fallback": ranked.fallback or None,
     }
 
 

@@ -32,6 +32,7 @@ from ..privilege import (
     SpecGrants,
     UniverseJoin,
 )
+from ..providers import quirks
 from ..providers.authserver import scheme_server
 from ..providers.catalog import Catalog
 from ..providers.universe import Universe, UniverseError
@@ -308,6 +309,8 @@ class Engine:
         try:
             loaded.fetched = source.get(url, kind_hint=kind)
             loaded.index = load_index(url, source, kind_hint=kind, byte_budget=self.settings.max_spec_bytes)
+            # The provider's documented reading of its own spec (any-of scope lists, retired scopes ...).
+            loaded.index = quirks.apply(loaded.index)
         except (FetchError, SpecError) as exc:
             loaded.error = exc
         loaded.asked = tuple(dict.fromkeys(source.asked))

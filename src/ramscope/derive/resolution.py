@@ -17,8 +17,9 @@ from ..outputs.report import (
     AccessRecord,
     SpecRecord,
 )
+from ..providers.catalog import Catalog
 from ..resolve import Unresolved, resolve, spec_url_for, unresolved_for_error
-from ..specs.model import SpecKind
+from ..specs.model import SpecKind, reqs_to_json
 from ..store import kind_for_protocol
 from ..store.model import rfc3339
 from ..validate import check_spec_url
@@ -28,6 +29,7 @@ from .records import (
 from .rules import (
     ACCESS_UNRESOLVED,
     CATALOG_NO_ENTRY,
+    CATALOG_OVERRIDES_SPEC,
 )
 from .state import Outcome, Pending, RunState
 
@@ -83,15 +85,91 @@ class Resolution(RunState):
         pending = Pending(a, key, base, res, op, found)
         if found.entry.requirements is None and not index.security_declared:
             self._from_catalog(pending)
+        elif (cat := self.engine.catalog_for(res, index)) is not None and cat.source.get("overrides_spec"):
+            self._from_catalog(pending, override=True)
+        elif cat is not None and cat.source.get("beside_spec") and found.entry.requirements:
+            self._beside_spec(pending, cat)
         return pending
 
-    def _from_catalog(self, p: Pending) -> None:
-        """Where the spec declares no security, the provider's catalog may say (never a parent path)."""
+    def _beside_spec(self, p: Pending, cat: Catalog) -> None:
+        """The provider documents narrower credentials than its spec names (Stripe's restricted keys
+        beside the secret key): the catalog's alternatives are the requirements, each recorded with the
+        catalog as its source, and the spec's own stay in ``options`` (offered, not picked unless the
+        policy prefers them). No entry: the spec's requirements stand."""
+        entry = p.found.entry
+        hit = cat.lookup(entry.method, entry.path) if entry.method and entry.path else None
+        if hit is None or entry.requirements is None:
+            return
+        why = cat.source.get("beside_spec") or {}
+        # The spec's own credentials stay listed, as offered options: the provider documents the
+        # catalog's as their least-privilege form (a restricted key with every permission is the secret key).
+        extra = {
+            **entry.extra,
+            "catalog": {
+                "alternatives": [
+                    {"source": cat.label, "requirement": reqs_to_json((alt,))[0]} for alt in hit.requirements
+                ],
+                "offered": [
+                    {
+                        "source": "spec",
+                        "requirement": reqs_to_json((alt,))[0],
+                        "kind": "full-access",
+                        "condition": str(why.get("reason", "")),
+                        "reference": str(why.get("reference", "")),
+                    }
+                    for alt in entry.requirements
+                    if alt not in hit.requirements
+                ],
+            },
+        }
+        p.catalog, p.catalog_entry = cat, hit
+        p.found = replace(
+            p.found,
+            index=self.engine.enriched(p.found.index, cat),
+            entry=replace(
+                entry,
+                requirements=hit.requirements,
+                security_source=f"{entry.security_source}+{cat.label}",
+                extra=extra,
+            ),
+        )
+
+    def _from_catalog(self, p: Pending, *, override: bool = False) -> None:
+        """Where the spec declares no security, the provider's catalog may say (never a parent path).
+
+        ``override``: the provider documents, explicitly, that its spec's declared security is wrong
+        (the catalog's ``overrides_spec``, with its reference): the catalog's entry replaces it, and a
+        ``catalog-overrides-spec`` warning names both. No entry: the spec's declaration stands."""
         cat = self.engine.catalog_for(p.resource, p.found.index)
         if cat is None:
             return
         entry = p.found.entry
         hit = cat.lookup(entry.method, entry.path) if entry.method and entry.path else None
+        if hit is not None and override:
+            why = cat.source.get("overrides_spec") or {}
+            declared = (
+                "no authorization ([])"
+                if entry.requirements == ()
+                else str(
+                    [[f"{t.scheme}:{' '.join(t.scopes)}".rstrip(":") for t in alt] for alt in entry.requirements or ()]
+                )
+            )
+            listed = sorted({f"{t.scheme}:{' '.join(t.scopes)}".rstrip(":") for alt in hit.requirements for t in alt})
+            self.diags.append(
+                (
+                    CATALOG_OVERRIDES_SPEC(
+                        p.access.loc.pointer,
+                        f"access {p.access.id!r}: the spec {p.found.index.url} declares {declared} for "
+                        f"{entry.method} {entry.path}; {cat.label} (the provider's documentation) says "
+                        f"{', '.join(listed)}: the catalog's requirements are used ({why.get('reason', '')}; "
+                        f"{why.get('reference', '')})",
+                        data={"catalog": cat.label, "spec": p.found.index.url, "declared": declared},
+                    ),
+                    None,
+                )
+            )
+        if hit is None and override:
+            return
         if hit is None:
             self.diags.append(
                 (

@@ -60,6 +60,57 @@ FOOTPRINT_INCOMPLETE = rule(
     "A remote agent's own manifest could not be derived completely: delegating to it exposes unknown permissions.",
     stage=_S,
 )
+CATALOG_OVERRIDES_SPEC = rule(
+    "catalog-overrides-spec",
+    Severity.WARNING,
+    "The provider documents other requirements than its spec declares; its catalog's are used, not the spec's.",
+    stage=_S,
+)
+NOT_EXPRESSIBLE = rule(
+    "not-expressible-in-token",
+    Severity.WARNING,
+    "The provider's tokens cannot express least privilege for this access (what it reaches is set elsewhere).",
+    stage=_S,
+)
+SCOPE_DEPRECATED = rule(
+    "scope-deprecated",
+    Severity.INFO,
+    "The spec names a scope its provider has retired; the provider's replacement is used.",
+    stage=_S,
+)
+REQUIRES_ADMIN = rule(
+    "requires-admin",
+    Severity.WARNING,
+    "The provider says this operation needs an administrator, whatever the token's permissions.",
+    stage=_S,
+)
+NARROWER_OPTION = rule(
+    "narrower-option",
+    Severity.INFO,
+    "Permissions narrower than the pick reach only a slice of the data (files the app created, metadata only ...); "
+    "they are offered with their condition, not picked.",
+    stage=_S,
+)
+ADMIN_ONLY = rule(
+    "administrator-permission",
+    Severity.WARNING,
+    "The pick is an administrator's permission, as no user's own alternative does the job as narrowly: "
+    "only an organisation's administrator can grant it.",
+    stage=_S,
+)
+SLICE_ONLY = rule(
+    "slice-permission-only",
+    Severity.WARNING,
+    "Every alternative of the operation reaches only a slice of the data; the pick does the job only inside it.",
+    stage=_S,
+)
+PROVIDER_DATA_SUSPECT = rule(
+    "provider-data-suspect",
+    Severity.WARNING,
+    "The provider's data makes a permission least that contradicts the method or the resource family; both readings "
+    "are stated and the consistent one is picked.",
+    stage=_S,
+)
 PROVIDER_SCOPE_REDESCRIBED = rule(
     "provider-scope-redescribed",
     Severity.WARNING,

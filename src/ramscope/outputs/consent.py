@@ -91,6 +91,10 @@ def consent_data(report: Report, *, description: str = "", provider: str = "") -
                 "complete": a.complete,
                 "reason": a.reason_message if not a.complete else None,
                 "hints": (a.target or {}).get("hints"),
+                # Narrower permissions that reach only part of the data: the user may prefer one.
+                "narrower": [
+                    {"scopes": o["scopes"], "conditions": o["conditions"]} for o in (a.choice or {}).get("narrower", [])
+                ],
             }
         )
         if not a.complete:
@@ -334,6 +338,11 @@ def render_markdown(data: Mapping[str, Any]) -> str:
             lines.append(
                 f"- {md(a['justification'] or '(no reason given)')} ({md(a['necessity'].lower())}; {hitl}){state}"
             )
+            for o in a.get("narrower") or ():
+                lines.append(
+                    f"  - narrower, where it suffices ({md('; '.join(o['conditions']))}): "
+                    + ", ".join(md_code(x) for x in o["scopes"])
+                )
         lines.append("")
     for p in data.get("other_permissions", []):
         lines.append(f"- Also requested: {md_code(p['scope'] or p['scheme'])} ({md(p['type'])})")

@@ -109,6 +109,12 @@ class AccessRecord:
     scope_names: Mapping[str, str] = field(default_factory=dict)
     #: Chosen scopes an administrator of the user's organisation must approve.
     admin_consent: list[str] = field(default_factory=list)
+    #: Alternatives offered beside the requirements, not picked unless a policy prefers them
+    #: (granular scopes in Beta, an anonymous alternative that depends on a site setting).
+    options: list[dict[str, Any]] = field(default_factory=list)
+    #: What the provider says of the access that is no permission (an administrator is needed, a
+    #: retired scope, least privilege not expressible in the token), each with its source.
+    provider_notes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +148,8 @@ class AccessRecord:
             "scope_servers": dict(self.scope_servers),
             "scope_names": dict(self.scope_names),
             "admin_consent": list(self.admin_consent),
+            "options": list(self.options),
+            "provider_notes": list(self.provider_notes),
         }
 
 

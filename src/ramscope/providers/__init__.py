@@ -51,6 +51,10 @@ UNIVERSES: dict[str, tuple[str, str]] = {GOOGLE: ("google", "google.universe.jso
 CATALOGS: dict[str, tuple[str, str]] = {
     "microsoft-graph": ("ramscope.providers.graph", "microsoft-graph.catalog.json.gz"),
     "github": ("ramscope.providers.github", "github.catalog.json.gz"),
+    "notion": ("ramscope.providers.notion", "notion.catalog.json.gz"),
+    "docusign": ("ramscope.providers.docusign", "docusign.catalog.json.gz"),
+    "stripe-restricted-keys": ("ramscope.providers.stripe", "stripe-restricted-keys.catalog.json.gz"),
+    "intercom": ("ramscope.providers.intercom", "intercom.catalog.json.gz"),
 }
 
 
@@ -103,15 +107,20 @@ def catalog_for_servers(server_urls: Sequence[str]) -> Catalog | None:
 
 @cache
 def snapshot_versions() -> dict[str, str]:
-    """``universe:<name>`` / ``catalog:<name>`` -> version of every shipped snapshot.
+    """``universe:<name>`` / ``catalog:<name>`` / ``quirks`` -> version of every shipped snapshot.
 
     From the small ``versions.json`` the build writes beside them, so a reuse key does not have to
     decode every snapshot.
     """
     import orjson  # noqa: PLC0415
 
+    from .quirks import data_version  # noqa: PLC0415
+
     data = _data("versions.json")
-    return {str(k): str(v) for k, v in orjson.loads(data).items()} if data else {}
+    out = {str(k): str(v) for k, v in orjson.loads(data).items()} if data else {}
+    # The provider quirks are shipped data too: a report derived with other quirks is not reused.
+    out["quirks"] = data_version()
+    return out
 
 
 #: Which delegated scheme of Microsoft Graph's catalog a policy's ``accounts`` setting leaves out.

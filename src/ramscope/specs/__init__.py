@@ -1,4 +1,4 @@
-"""Spec adapters: every kind of spec document becomes one :class:`SpecIndex`.
+r"""Spec adapters: every kind of spec document becomes one :class:`SpecIndex`.
 
 ::
 
@@ -8,7 +8,11 @@
 
 Adding a spec kind means one module with an :class:`Adapter` and one entry in
 :data:`ADAPTERS`; detection asks each adapter in turn to ``sniff`` the parsed
-document. MCP "specs" are ramscope's captures of a server conversation
+document. Kinds that are neither JSON nor YAML (GraphQL SDL, Dropbox's Stone) are
+:class:`TextAdapter`\ s: before a body that does not open with ``{`` or ``[`` is read as
+YAML, each is asked whether its first characters (and, where those are ambiguous, the
+URL's extension) are of its kind, and the one that says so gets the text as a
+:class:`~ramscope.specs._doc.TextDocument`. MCP "specs" are ramscope's captures of a server conversation
 (:mod:`ramscope.specs.mcp`), A2A specs are agent cards (:mod:`ramscope.specs.a2a`).
 Raw spec dicts never leave this package.
 """
@@ -18,15 +22,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..diagnostics import Diagnostic
 from ..documents import FetchedSpec
 from ..errors import SpecError
-from ._doc import describe_document, parse_spec_body
+from ._doc import TEXT_HEAD_CHARS, TextDocument, decode_text, describe_document, parse_spec_body
 from .a2a import A2AAdapter
 from .cache import INDEX_NAMESPACE, SpecSource, index_cache_key, load_index
 from .discovery import DiscoveryAdapter
+from .graphql import GraphQLAdapter
 from .mcp import MCPAdapter
 from .model import (
     INDEX_FORMAT_VERSION,
@@ -44,6 +49,7 @@ from .model import (
 )
 from .openapi import OpenAPIAdapter
 from .refs import RefLoader
+from .stone import StoneAdapter
 
 __all__ = [
     "ADAPTERS",
@@ -62,6 +68,8 @@ __all__ = [
     "SpecIndex",
     "SpecKind",
     "SpecSource",
+    "TextAdapter",
+    "TextDocument",
     "build_index",
     "detect_kind",
     "index_cache_key",
@@ -91,12 +99,23 @@ class Adapter(Protocol):
     ) -> SpecIndex: ...
 
 
+@runtime_checkable
+class TextAdapter(Adapter, Protocol):
+    """An adapter of a kind that is neither JSON nor YAML: it recognises its text before any parse."""
+
+    def sniff_text(self, head: str, url: str) -> bool:
+        """Is a document whose first characters are ``head``, read at ``url``, of this kind?"""
+        ...
+
+
 #: Every adapter, by kind; detection tries them in this order.
 ADAPTERS: dict[SpecKind, Adapter] = {
     SpecKind.OPENAPI: OpenAPIAdapter(),
     SpecKind.DISCOVERY: DiscoveryAdapter(),
     SpecKind.MCP: MCPAdapter(),
     SpecKind.A2A: A2AAdapter(),
+    SpecKind.GRAPHQL: GraphQLAdapter(),
+    SpecKind.STONE: StoneAdapter(),
 }
 
 #: Requirement sources that mean "inherited from the spec as a whole" (OpenAPI root security,
@@ -118,17 +137,33 @@ def _detect(doc: Any, source: str) -> tuple[SpecKind, str]:
     known = ", ".join(k.value for k in ADAPTERS)
     raise SpecError(
         f"unsupported spec: {describe_document(doc)}; expected one of: {known} "
-        "(an 'openapi' or 'swagger' field, or Discovery's kind discovery#restDescription)",
+        "(an 'openapi' or 'swagger' field, Discovery's kind discovery#restDescription, a GraphQL "
+        "introspection result or SDL, a Stone file)",
         url=source,
     )
 
 
-def detect_kind(body: bytes, media_type: str | None = None) -> SpecKind:
-    """The kind of spec ``body`` holds, judged from its content (JSON or YAML).
+def parse_document(body: bytes, *, source: str, media_type: str | None = None, url: str = "") -> Any:
+    """The parsed document: JSON or YAML, or a :class:`TextDocument` that a :class:`TextAdapter` recognises.
 
+    ``url`` (the spec's URL) only breaks ties a text's first characters leave open (a ``.stone`` file).
+    """
+    head = body[: TEXT_HEAD_CHARS * 4].removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head and head[:1] not in (b"{", b"[", b"<"):
+        text_head = head.decode("utf-8", "replace")[:TEXT_HEAD_CHARS]
+        for adapter in ADAPTERS.values():
+            if isinstance(adapter, TextAdapter) and adapter.sniff_text(text_head, url):
+                return TextDocument(decode_text(body, source=source), url)
+    return parse_spec_body(body, source=source, media_type=media_type)
+
+
+def detect_kind(body: bytes, media_type: str | None = None, *, url: str = "") -> SpecKind:
+    """The kind of spec ``body`` holds, judged from its content (JSON, YAML, GraphQL SDL or Stone text).
+
+    ``url`` is consulted only where the content leaves the kind open (a ``.stone`` extension).
     Raises :class:`SpecError` ("unsupported spec: ...") describing what was found instead.
     """
-    doc = parse_spec_body(body, source="", media_type=media_type)
+    doc = parse_document(body, source="", media_type=media_type, url=url)
     return _detect(doc, "")[0]
 
 
@@ -168,7 +203,7 @@ def build_index(
     """
     source = spec.final_url or spec.url
     with _gc_paused():
-        doc = parse_spec_body(spec.body, source=source, media_type=spec.media_type)
+        doc = parse_document(spec.body, source=source, media_type=spec.media_type, url=source)
         index = index_document(doc, spec, kind_hint=kind_hint, load_ref=load_ref)
         # Freed while the collector is still paused. Alive when it resumes, the tree would be
         # walked by the first collection (it counts as millions of new objects): measured on

@@ -20,7 +20,7 @@ resolver can hand each access only the findings that bear on it:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -41,9 +41,12 @@ __all__ = [
     "REF_REFUSED",
     "REF_UNRESOLVED",
     "SECURITY_UNDECLARED",
+    "TEXT_HEAD_CHARS",
     "UNDECLARED_SCOPE",
     "UNDEFINED_SECURITY_SCHEME",
+    "TextDocument",
     "assign_keys",
+    "decode_text",
     "describe_document",
     "parse_spec_body",
 ]
@@ -128,6 +131,32 @@ REF_UNRESOLVED = rule(
     "A $ref could not be resolved (missing target, fetch failure, too many hops).",
     stage=_S,
 )
+
+
+#: How much of a body the text kinds (GraphQL SDL, Stone) look at to recognise themselves.
+TEXT_HEAD_CHARS = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class TextDocument:
+    """A spec that is neither JSON nor YAML (GraphQL SDL, a Stone file): its text and where it was read."""
+
+    text: str
+    url: str = ""
+
+    @property
+    def head(self) -> str:
+        return self.text[:TEXT_HEAD_CHARS]
+
+
+def decode_text(body: bytes, *, source: str) -> str:
+    """A text spec's characters: UTF-8 (a BOM dropped), else :class:`SpecError`."""
+    if body.startswith(b"\xef\xbb\xbf"):
+        body = body[3:]
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"unsupported spec: not UTF-8 text ({exc.reason} at byte {exc.start})", url=source) from None
 
 
 def parse_spec_body(body: bytes, *, source: str, media_type: str | None = None) -> Any:

@@ -12,6 +12,8 @@ A server that still serves a 0.3 interface merges both into one card (the
 a2a-sdk does); the 1.0 fields are read and the 0.3 ones compared with them, a
 disagreement being reported. ProtoJSON parsers accept the proto field names too
 (``security_requirements``, ``oauth2_security_scheme``), so they are read as well.
+Each scheme's fields and flows are read by :mod:`.security`, the reader OpenAPI's
+schemes go through (0.3 uses OpenAPI's object; 1.0's wrappers hold the same fields).
 
 The index has one entry for the card as a whole (key ``"*"``, operation id
 ``""``, the card's requirements) and one per skill (key and operation id = the
@@ -43,8 +45,6 @@ from ._doc import (
     UNDEFINED_SECURITY_SCHEME,
 )
 from .model import (
-    FlowKind,
-    OAuthFlow,
     OperationEntry,
     Requirement,
     Requirements,
@@ -55,6 +55,8 @@ from .model import (
     SpecKind,
 )
 from .refs import RefLoader
+from .security import A2A_FLOWS, SchemeReader, proto_field, scheme_type
+from .security import proto_field as _get
 
 __all__ = ["CARD_KEY", "A2AAdapter", "build_a2a_index", "looks_like_card"]
 
@@ -72,21 +74,6 @@ _WRAPPERS: dict[str, SchemeType] = {
     "openIdConnectSecurityScheme": SchemeType.OPENID_CONNECT,
     "mtlsSecurityScheme": SchemeType.MUTUAL_TLS,
 }
-_V03_TYPES: dict[str, SchemeType] = {
-    "oauth2": SchemeType.OAUTH2,
-    "apiKey": SchemeType.API_KEY,
-    "http": SchemeType.HTTP,
-    "openIdConnect": SchemeType.OPENID_CONNECT,
-    "mutualTLS": SchemeType.MUTUAL_TLS,
-}
-_FLOWS: dict[str, FlowKind] = {
-    "authorizationCode": FlowKind.AUTHORIZATION_CODE,
-    "clientCredentials": FlowKind.CLIENT_CREDENTIALS,
-    "deviceCode": FlowKind.DEVICE_CODE,
-    "implicit": FlowKind.IMPLICIT,
-    "password": FlowKind.PASSWORD,
-}
-
 _S = "a2a"
 A2A_SHAPES_DISAGREE = rule(
     "a2a-shapes-disagree",
@@ -101,13 +88,6 @@ A2A_CARD_REQUIREMENTS_ABSENT = rule(
     "card and the other skills need is unknown.",
     stage=_S,
 )
-
-
-def _get(d: Mapping[str, Any], camel: str) -> Any:
-    """A field by its ProtoJSON name, or by its proto (snake_case) name."""
-    if camel in d:
-        return d[camel]
-    return d.get(camel_to_snake(camel))
 
 
 def _has(d: Mapping[str, Any], camel: str) -> bool:
@@ -181,11 +161,26 @@ class A2AAdapter:
 # --------------------------------------------------------------------------- the builder
 
 
+def _scheme_reader(diags: list[Diagnostic], *, api_key_in: str) -> SchemeReader:
+    """A2A's schemes: both shapes take ProtoJSON's snake_case names, and a stranger's card has its texts bounded."""
+    return SchemeReader(
+        diags.append,
+        flow_names=A2A_FLOWS,
+        field=proto_field,
+        api_key_in=api_key_in,
+        text_limit=_MAX_TEXT,
+        item_limit=_MAX_ITEM,
+    )
+
+
 class _Builder:
     def __init__(self, doc: Mapping[str, Any]) -> None:
         self.doc = doc
         self.diags: list[Diagnostic] = []
         self.schemes: dict[str, SecurityScheme] = {}
+        # The 1.0 wrappers hold OpenAPI's fields but for the API key's location.
+        self.v10_reader = _scheme_reader(self.diags, api_key_in="location")
+        self.v03_reader = _scheme_reader(self.diags, api_key_in="in")
         self.undefined: dict[str, str] = {}
         self.undeclared: dict[tuple[str, str], str] = {}
 
@@ -240,30 +235,17 @@ class _Builder:
             )
         wrapper, kind = found[0]
         inner = _dict(_get(body, wrapper))
-        desc = _bounded(_str(inner.get("description")))
-        if kind is SchemeType.OAUTH2:
-            meta = _str(_get(inner, "oauth2MetadataUrl"))
-            if meta:
-                desc = (desc + " " if desc else "") + f"(authorization server metadata: {meta})"
-            return SecurityScheme(name, kind, desc, flows=self._flows(name, _get(inner, "flows"), f"{at}/{wrapper}"))
-        if kind is SchemeType.API_KEY:
-            return SecurityScheme(
-                name, kind, desc, api_key_in=_str(inner.get("location")), api_key_name=_str(inner.get("name"))
-            )
-        if kind is SchemeType.HTTP:
-            return SecurityScheme(
-                name,
-                kind,
-                desc,
-                http_scheme=_str(inner.get("scheme")).lower(),
-                bearer_format=_str(_get(inner, "bearerFormat")),
-            )
-        if kind is SchemeType.OPENID_CONNECT:
-            return SecurityScheme(name, kind, desc, open_id_connect_url=_str(_get(inner, "openIdConnectUrl")))
-        return SecurityScheme(name, kind, desc)
+        meta = _str(_get(inner, "oauth2MetadataUrl")) if kind is SchemeType.OAUTH2 else ""
+        return self.v10_reader.read(
+            name,
+            kind,
+            inner,
+            join_pointer(at, wrapper),
+            description=f"(authorization server metadata: {meta})" if meta else "",
+        )
 
     def _scheme_v03(self, name: str, body: Mapping[str, Any], at: str) -> SecurityScheme | None:
-        kind = _V03_TYPES.get(_str(body.get("type")))
+        kind = scheme_type(body.get("type"))
         if kind is None:
             self.diags.append(
                 INVALID_SECURITY_SCHEME(
@@ -273,51 +255,7 @@ class _Builder:
                 )
             )
             return None
-        desc = _bounded(_str(body.get("description")))
-        if kind is SchemeType.OAUTH2:
-            return SecurityScheme(name, kind, desc, flows=self._flows(name, body.get("flows"), at))
-        if kind is SchemeType.API_KEY:
-            return SecurityScheme(
-                name, kind, desc, api_key_in=_str(body.get("in")), api_key_name=_str(body.get("name"))
-            )
-        if kind is SchemeType.HTTP:
-            return SecurityScheme(
-                name,
-                kind,
-                desc,
-                http_scheme=_str(body.get("scheme")).lower(),
-                bearer_format=_str(body.get("bearerFormat")),
-            )
-        if kind is SchemeType.OPENID_CONNECT:
-            return SecurityScheme(name, kind, desc, open_id_connect_url=_str(body.get("openIdConnectUrl")))
-        return SecurityScheme(name, kind, desc)
-
-    def _flows(self, name: str, raw: Any, at: str) -> tuple[OAuthFlow, ...]:
-        flows: list[OAuthFlow] = []
-        for key, value in _dict(raw).items():
-            kind = _FLOWS.get(key) or _FLOWS.get("".join(p.title() if i else p for i, p in enumerate(key.split("_"))))
-            if kind is None or not isinstance(value, dict):
-                self.diags.append(
-                    INVALID_SECURITY_SCHEME(
-                        f"{at}/flows/{key}",
-                        f"scheme {name!r}: flow {key[:40]!r} is unknown or malformed; it is ignored",
-                    )
-                )
-                continue
-            scopes = _dict(value.get("scopes"))
-            authorization = _get(value, "deviceAuthorizationUrl") if kind is FlowKind.DEVICE_CODE else None
-            flows.append(
-                OAuthFlow(
-                    kind,
-                    authorization_url=_str(authorization or _get(value, "authorizationUrl")),
-                    token_url=_str(_get(value, "tokenUrl")),
-                    refresh_url=_str(_get(value, "refreshUrl")),
-                    scopes=tuple((str(s), _bounded(_str(d), _MAX_ITEM)) for s, d in scopes.items()),
-                )
-            )
-        if not flows:
-            self.diags.append(INVALID_SECURITY_SCHEME(f"{at}/flows", f"OAuth2 scheme {name!r} has no usable flow"))
-        return tuple(flows)
+        return self.v03_reader.read(name, kind, body, at)
 
     # ---- requirements
 

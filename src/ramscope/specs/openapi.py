@@ -46,6 +46,7 @@ from ._doc import (
     UNDEFINED_SECURITY_SCHEME,
     assign_keys,
 )
+from .extensions import ExtensionReading, read_extensions
 from .model import (
     FlowKind,
     OAuthFlow,
@@ -62,6 +63,7 @@ from .model import (
     row_entry,
 )
 from .refs import RefFailure, RefLoader, RefResolver
+from .security import SchemeReader, scheme_type
 
 __all__ = ["OpenAPIAdapter", "build_openapi_index"]
 
@@ -69,23 +71,6 @@ _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _METHODS_32 = (*_METHODS, "query")
 
 _OPENAPI_VERSION = re.compile(r"^3\.[0-2](\.\d+)?(-[0-9A-Za-z.-]+)?$")
-
-_SCHEME_TYPES = {
-    "apikey": SchemeType.API_KEY,
-    "http": SchemeType.HTTP,
-    "oauth2": SchemeType.OAUTH2,
-    "openidconnect": SchemeType.OPENID_CONNECT,
-    "mutualtls": SchemeType.MUTUAL_TLS,
-}
-
-#: OAS 3 flow names; ``deviceAuthorization`` is OAS 3.2's (RFC 8628).
-_OAS3_FLOWS = {
-    "implicit": FlowKind.IMPLICIT,
-    "password": FlowKind.PASSWORD,
-    "clientCredentials": FlowKind.CLIENT_CREDENTIALS,
-    "authorizationCode": FlowKind.AUTHORIZATION_CODE,
-    "deviceAuthorization": FlowKind.DEVICE_CODE,
-}
 
 #: Swagger 2.0 ``flow`` values and the OAS 3 flows they became.
 _SWAGGER_FLOWS = {
@@ -195,6 +180,8 @@ class _Builder:
         self.refs = RefResolver(doc, self.base_url, load_ref)
         self.diags: list[Diagnostic] = []
         self.schemes: dict[str, SecurityScheme] = {}
+        # Its findings go to self.diags as it is when they are found (path items swap the list).
+        self.scheme_reader = SchemeReader(self._report)
         #: Schemes whose definition exists but could not be read (already diagnosed).
         self.broken_schemes: set[str] = set()
         self.oauth_scopes: dict[str, set[str]] = {}
@@ -389,7 +376,25 @@ class _Builder:
             else:
                 reqs, src = None, "undeclared"
                 pending.append(len(entries))
-            entries.append(self._row(method, path, op, item_ptr, at, bases, reqs, src, source))
+            row = self._row(method, path, op, item_ptr, at, bases, reqs, src, source)
+            reading = read_extensions(op, reqs, self.schemes)
+            if reading is not None:
+                row = self._with_extensions(row, reading, pending, len(entries))
+            entries.append(row)
+
+    def _with_extensions(self, row: Row, reading: ExtensionReading, pending: list[int], i: int) -> Row:
+        """The row with what its vendor extensions say (:mod:`.extensions`) beside its ``security``."""
+        reqs, src = row[6], row[7]
+        if reading.source:
+            reqs = reading.requirements
+            src = f"{src}+{reading.source}" if row[6] is not None else reading.source
+            self._op_declared = True
+            if i in pending:
+                pending.remove(i)
+            for s in reading.schemes:
+                self.schemes.setdefault(s.name, s)
+        extra = {**row[11], "extensions": dict(reading.extra)}
+        return (*row[:6], reqs, src, *row[8:11], extra, row[12])
 
     # ------------------------------------------------------------------ path items
 
@@ -627,6 +632,9 @@ class _Builder:
 
     # ------------------------------------------------------------------ security schemes
 
+    def _report(self, diagnostic: Diagnostic) -> None:
+        self.diags.append(diagnostic)
+
     def _read_schemes(self) -> None:
         if self.v2:
             raw = self.doc.get("securityDefinitions")
@@ -666,10 +674,9 @@ class _Builder:
 
     def _scheme(self, name: str, d: dict[str, Any], ptr: str) -> SecurityScheme:
         raw_type = d.get("type")
-        desc = _str(d.get("description"))
         if self.v2 and isinstance(raw_type, str) and raw_type.lower() == "basic":
-            return SecurityScheme(name, SchemeType.HTTP, desc, http_scheme="basic")
-        stype = _SCHEME_TYPES.get(raw_type.lower()) if isinstance(raw_type, str) else None
+            return SecurityScheme(name, SchemeType.HTTP, _str(d.get("description")), http_scheme="basic")
+        stype = scheme_type(raw_type)
         if stype is None:
             self.diags.append(
                 INVALID_SECURITY_SCHEME(
@@ -678,28 +685,9 @@ class _Builder:
                     data={"scheme": name},
                 )
             )
-            return SecurityScheme(name, SchemeType.UNKNOWN, desc)
-        if stype is SchemeType.API_KEY:
-            return SecurityScheme(name, stype, desc, api_key_in=_str(d.get("in")), api_key_name=_str(d.get("name")))
-        if stype is SchemeType.HTTP:
-            return SecurityScheme(
-                name,
-                stype,
-                desc,
-                http_scheme=_str(d.get("scheme")).lower(),
-                bearer_format=_str(d.get("bearerFormat")),
-            )
-        if stype is SchemeType.OPENID_CONNECT:
-            return SecurityScheme(name, stype, desc, open_id_connect_url=_str(d.get("openIdConnectUrl")))
-        if stype is SchemeType.OAUTH2:
-            flows = self._swagger_flow(name, d, ptr) if self.v2 else self._oas3_flows(name, d.get("flows"), ptr)
-            return SecurityScheme(name, stype, desc, flows=flows)
-        return SecurityScheme(name, stype, desc)
-
-    def _scopes(self, raw: Any) -> tuple[tuple[str, str], ...]:
-        if not isinstance(raw, dict):
-            return ()
-        return tuple((str(k), v if isinstance(v, str) else "") for k, v in raw.items())
+            stype = SchemeType.UNKNOWN
+        flows = self._swagger_flow(name, d, ptr) if self.v2 and stype is SchemeType.OAUTH2 else None
+        return self.scheme_reader.read(name, stype, d, ptr, flows=flows)
 
     def _swagger_flow(self, name: str, d: dict[str, Any], ptr: str) -> tuple[OAuthFlow, ...]:
         flow = d.get("flow")
@@ -719,39 +707,6 @@ class _Builder:
                 kind,
                 authorization_url=_str(d.get("authorizationUrl")),
                 token_url=_str(d.get("tokenUrl")),
-                scopes=self._scopes(d.get("scopes")),
+                scopes=self.scheme_reader.scopes(d.get("scopes")),
             ),
         )
-
-    def _oas3_flows(self, name: str, raw: Any, ptr: str) -> tuple[OAuthFlow, ...]:
-        if not isinstance(raw, dict):
-            self.diags.append(
-                INVALID_SECURITY_SCHEME(
-                    join_pointer(ptr, "flows"), f"oauth2 scheme {name!r} has no flows object", data={"scheme": name}
-                )
-            )
-            return ()
-        flows: list[OAuthFlow] = []
-        for flow_name, f in raw.items():
-            if flow_name.startswith("x-"):
-                continue
-            kind = _OAS3_FLOWS.get(flow_name)
-            if kind is None or not isinstance(f, dict):
-                self.diags.append(
-                    INVALID_SECURITY_SCHEME(
-                        join_pointer(ptr, "flows", flow_name),
-                        f"oauth2 scheme {name!r}: unknown or malformed flow {flow_name!r}; ignored",
-                        data={"scheme": name},
-                    )
-                )
-                continue
-            flows.append(
-                OAuthFlow(
-                    kind,
-                    authorization_url=_str(f.get("authorizationUrl") or f.get("deviceAuthorizationUrl")),
-                    token_url=_str(f.get("tokenUrl")),
-                    refresh_url=_str(f.get("refreshUrl")),
-                    scopes=self._scopes(f.get("scopes")),
-                )
-            )
-        return tuple(flows)

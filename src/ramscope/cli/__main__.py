@@ -1,0 +1,5 @@
+"""``python -m ramscope.cli``: the ``ramscope`` program."""
+
+from . import run
+
+run()

@@ -1,0 +1,379 @@
+"""What every command shares: the parser, the global options, the settings and the engine they
+give, and how a command writes its output, says its findings and fails."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
+
+from .._text import for_terminal
+from ..errors import InputError
+
+if TYPE_CHECKING:
+    from .._io import OutputTarget
+    from ..config import Settings
+    from ..derive import Engine
+    from ..outputs.report import Report, StoredReport
+
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+EXIT_DIFF_NEW_PERMISSIONS = 4
+#: ``check``: an error-severity rule failed (``ramscope.governance.check.EXIT_RULES_FAILED``).
+EXIT_RULES_FAILED = 5
+
+
+EXIT_CODES_HELP = """exit codes:
+  0  success
+  1  the card is invalid (its errors are printed on stderr)
+  2  usage error, an input file that cannot be read, or an output that cannot be written
+  3  derivation incomplete: some access's permissions are unknown (the report is still written)
+  4  (diff) the new card needs permissions the old one did not, or adds another risk
+     (a dropped confirmation, a new third-party data egress, a new identity)
+
+docs: docs/cli.md (commands), docs/report.md (the report), docs/policy.md, docs/first-card.md"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but usage errors exit 2 with one clean line (argparse's own convention too), and a
+    mistyped command, choice or option gets the nearest real one suggested."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{self._suggestion(message)}\n")
+
+    def _suggestion(self, message: str) -> str:
+        import difflib
+        import re
+
+        choice = re.match(r"argument [^:]*: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:
+            options = re.findall(r"'([^']*)'", choice.group(2)) or [x.strip() for x in choice.group(2).split(",")]
+            near = difflib.get_close_matches(choice.group(1), options, n=1, cutoff=0.5)
+        else:
+            unknown = re.match(r"unrecognized arguments: (\S+)", message)
+            if not unknown or not unknown.group(1).startswith("-"):
+                return ""
+            near = difflib.get_close_matches(unknown.group(1).split("=", 1)[0], option_strings(self), n=1, cutoff=0.6)
+        return f" (did you mean '{near[0]}'?)" if near else ""
+
+
+def option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string of ``parser`` and of the subcommand parsers it holds."""
+    out: list[str] = []
+    for action in parser._actions:
+        out += [s for s in action.option_strings if s.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += option_strings(sub)
+    return list(dict.fromkeys(out))
+
+
+def format_option(p: argparse.ArgumentParser, choices: tuple[str, ...], default: str) -> None:
+    p.add_argument(
+        "--format",
+        choices=choices,
+        default=default,
+        help=f"output format: {', '.join(choices)} (default: {default})",
+    )
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {v}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return v
+
+
+def add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> None:
+    """The global options; on subcommands they default to SUPPRESS so values given
+    before the command are not overwritten by a subparser's defaults."""
+
+    def d(value: Any) -> Any:
+        return argparse.SUPPRESS if in_subcommand else value
+
+    g = p.add_argument_group("global options")
+    g.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=d(None),
+        metavar="DIR",
+        help="spec cache (default: $RAMSCOPE_CACHE_DIR, else the user's cache directory, e.g. ~/.cache/ramscope; "
+        "`--cache-dir specs_cache` keeps a project-local one)",
+    )
+    g.add_argument(
+        "--offline",
+        action="store_true",
+        default=d(False),
+        help="never touch the network; only the cache and a cassette answer",
+    )
+    g.add_argument(
+        "--cassette",
+        type=Path,
+        default=d(None),
+        metavar="FILE",
+        help="replay recorded HTTP exchanges from FILE (with --record: record into it)",
+    )
+    g.add_argument("--record", action="store_true", default=d(False), help="record exchanges into --cassette")
+    g.add_argument(
+        "--allow-private-network",
+        action="store_true",
+        default=d(False),
+        help="allow spec URLs on loopback, private, link-local and other non-public addresses",
+    )
+    g.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=d(30.0),
+        metavar="SECONDS",
+        help="total time allowed per exchange (default 30)",
+    )
+    g.add_argument(
+        "--spec-deadline",
+        type=positive_float,
+        default=d(300.0),
+        metavar="SECONDS",
+        help="total time allowed for all exchanges of one spec URL, e.g. an MCP server's pages and metadata "
+        "(default 300)",
+    )
+    g.add_argument(
+        "--max-spec-bytes",
+        type=positive_int,
+        default=d(64 * 1024 * 1024),
+        metavar="N",
+        help="largest spec accepted, after decompression (default 64 MiB)",
+    )
+    g.add_argument("--jobs", type=positive_int, default=d(8), metavar="N", help="concurrent fetches (default 8)")
+    g.add_argument(
+        "--cache-ttl",
+        type=positive_float,
+        default=d(86400.0),
+        metavar="SECONDS",
+        help="freshness of cached specs when the server gives none (default 24 h)",
+    )
+    g.add_argument(
+        "--cache-max-ttl",
+        type=positive_float,
+        default=d(7 * 86400.0),
+        metavar="SECONDS",
+        help="longest freshness of a cached spec, whatever the server says; entries claiming more, or "
+        "fetched in the future, are not used (default 7 days)",
+    )
+    g.add_argument("--refresh", action="store_true", default=d(False), help="refetch even fresh cache entries")
+    g.add_argument(
+        "--max-depth",
+        type=int,
+        default=d(3),
+        metavar="N",
+        help="how deep to follow A2A agents carrying their own manifest (default 3)",
+    )
+    g.add_argument(
+        "--policy",
+        type=Path,
+        default=d(None),
+        metavar="FILE",
+        help="TOML policy: pin, exclude or prefer scopes (see docs/policy.md)",
+    )
+    g.add_argument(
+        "--validate-specs",
+        action="store_true",
+        default=d(False),
+        help="also validate OpenAPI specs strictly, sandboxed (pip install 'ramscope[validate]')",
+    )
+    g.add_argument("--no-progress", action="store_true", default=d(False), help="no progress bars")
+    g.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=d(0),
+        help="no diagnostics or notes on stderr (the exit code still tells); text lists errors only",
+    )
+    g.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=d(0),
+        help="every diagnostic on stderr (warnings and info too); text lists info too",
+    )
+
+
+class Command(NamedTuple):  # not a dataclass: `dataclasses` (and `inspect`) cost start-up 8 ms
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+#: Error messages quote the input (a duplicate key, an id); one line of an error stays readable.
+MAX_ERROR_CHARS = 2_000
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> int:
+    sys.stderr.write(f"ramscope: error: {for_terminal(message, max_len=MAX_ERROR_CHARS)}\n")
+    return code
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    from ..config import Settings, default_cache_dir
+
+    return Settings(
+        cache_dir=args.cache_dir or default_cache_dir(),
+        offline=args.offline,
+        cassette=args.cassette,
+        record=args.record,
+        allow_private_network=args.allow_private_network,
+        timeout=args.timeout,
+        spec_deadline=args.spec_deadline,
+        max_spec_bytes=args.max_spec_bytes,
+        jobs=args.jobs,
+        cache_ttl=args.cache_ttl,
+        cache_max_ttl=args.cache_max_ttl,
+        refresh=args.refresh,
+        progress=not args.no_progress and sys.stderr.isatty() and args.quiet == 0,
+        max_depth=args.max_depth,
+        validate_specs=args.validate_specs,
+        reuse=not getattr(args, "no_reuse", False),
+    )
+
+
+def report_line(report: Report | StoredReport) -> str:
+    try:
+        return report.to_json().decode() + "\n"
+    except TypeError:
+        return json_line(report.to_dict())
+
+
+def json_line(doc: Any) -> str:
+    """One compact JSON line. orjson (several times faster, and batches write thousands of lines),
+    except for values it refuses (integers beyond 64 bits from a stranger's YAML): then the stdlib."""
+    import orjson
+
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE).decode()
+    except TypeError:
+        return json.dumps(doc, ensure_ascii=False) + "\n"
+
+
+def write_json(out: TextIO, doc: Any) -> None:
+    out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def open_engine(args: argparse.Namespace) -> Engine:
+    import gc
+
+    from ..derive import Engine
+    from ..policy import Policy, load_policy
+
+    policy = load_policy(args.policy) if args.policy else Policy()
+    engine = Engine(settings_from_args(args), policy=policy)
+    # What is alive now (the modules, their classes and functions: most of the objects the collector
+    # tracks) lives as long as the process: leave it out of every collection. Measured on a cold
+    # derive of four large specs, the collections walking it cost 0.1 s of 1.5 s (issue 17). Only
+    # in ramscope's own process: the library leaves the collector alone.
+    gc.freeze()
+    return engine
+
+
+def say_findings(args: argparse.Namespace, report: Report | StoredReport, *, positions: bool = True) -> None:
+    """One line per failing item on stderr, as `validate` prints them (``file:line:col: error[code]
+    path: message``): the card's errors (exit 1), each access whose permissions are unknown (exit 3).
+    ``-v``: every finding; ``-q``: none (the exit code still says it)."""
+    from ..card import load_card
+    from ..outputs.report import Report
+
+    if args.quiet:
+        return
+    from ..outputs.diagnostics import diagnostic_line, findings, is_failing
+
+    shown = [f for f in findings(report) if args.verbose or is_failing(f)]
+    if not shown:
+        return
+    stored_at: Mapping[str, tuple[int, int]] | None = getattr(report, "positions", None)  # stored beside it
+    if stored_at is not None and positions:
+        for f in shown:
+            pos = stored_at.get(f.path) if f.source is None else None
+            sys.stderr.write(diagnostic_line(f.source or report.card_source, pos, f) + "\n")
+        return
+    card = report.card if isinstance(report, Report) else None
+    if card is None and positions and report.card_source != "-":
+        with contextlib.suppress(InputError):
+            card = load_card(report.card_source)  # a reused report: only for line and column
+    for f in shown:
+        pos = card.position(f.path) if card is not None and f.source is None else None
+        sys.stderr.write(diagnostic_line(f.source or report.card_source, pos, f) + "\n")
+
+
+def reports_exit(reports: Sequence[Report], worst: int) -> int:
+    codes = {r.exit_code for r in reports} | {worst}
+    for code in (EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE):
+        if code in codes:
+            return code
+    return EXIT_OK
+
+
+def emit(args: argparse.Namespace, text: str, target: OutputTarget | None = None) -> None:
+    from .._io import atomic_write
+
+    if getattr(args, "output", None):
+        atomic_write(target or args.output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def output_target(args: argparse.Namespace, cards: Sequence[str]) -> OutputTarget | None:
+    """``-o FILE`` checked before any work: a missing directory, a device, or an input of this run (a card,
+    the policy, the cassette) fails now."""
+    from .._io import check_output
+
+    if not getattr(args, "output", None):
+        return None
+    inputs = [*cards, *(str(f) for f in (getattr(args, "policy", None), getattr(args, "cassette", None)) if f)]
+    return check_output(args.output, protect=inputs)
+
+
+class NothingToWrite(Exception):
+    """Raised in an ``output`` block to leave ``-o FILE`` unwritten."""
+
+
+@contextmanager
+def output(args: argparse.Namespace, cards: Sequence[str] = ()) -> Iterator[Callable[[str], object]]:
+    """A writer to stdout, or to ``-o FILE`` (atomically: the file appears whole, at the end;
+    not at all if the block raises, :class:`NothingToWrite` included). ``FILE`` is checked on
+    entry and is never one of ``cards``."""
+    from .._io import atomic_writer
+
+    target = output_target(args, cards)
+    if target is not None:
+        with contextlib.suppress(NothingToWrite), atomic_writer(target) as fh:
+            yield lambda text: fh.write(text.encode("utf-8"))
+    else:
+        with contextlib.suppress(NothingToWrite):
+            yield sys.stdout.write
+
+
+def exit_from_dict(report: Mapping[str, Any]) -> int:
+    card = report.get("card") if isinstance(report.get("card"), dict) else {}
+    if isinstance(card, dict) and card.get("valid") is False:
+        return EXIT_INVALID
+    return EXIT_OK if report.get("complete") is not False else EXIT_INCOMPLETE

@@ -1,0 +1,224 @@
+"""The governance commands: ``diff``, ``check``, ``export`` and ``compare`` (cards or saved reports)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._text import for_terminal
+from ..errors import InputError
+from ._common import (
+    EXIT_DIFF_NEW_PERMISSIONS,
+    EXIT_INCOMPLETE,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Command,
+    emit,
+    exit_from_dict,
+    fail,
+    format_option,
+    open_engine,
+    output_target,
+    say_findings,
+)
+
+if TYPE_CHECKING:
+    from ..derive import Engine
+    from ..governance.locate import Locator
+    from ..outputs.report import Report, StoredReport
+
+
+def _configure_diff(p: argparse.ArgumentParser) -> None:
+    p.add_argument("old", metavar="OLD", help="the old card, or a saved `derive` JSON report")
+    p.add_argument("new", metavar="NEW", help="the new card, or a saved `derive` JSON report")
+    format_option(p, ("json", "text"), "json")
+
+
+def _report_dict(engine: Engine, path: str) -> tuple[dict[str, Any], Report | StoredReport]:
+    """The report of a card (derived) or a saved report (checked), with what :func:`say_findings` reads."""
+    from ..card import load_card
+    from ..outputs.diff import check_report_shape
+    from ..outputs.report import StoredReport
+
+    card = load_card(path)
+    if card.document.get("report_version") is not None and "tiers" in card.document:
+        saved = dict(card.document)  # a saved report: a stranger's file too, checked before use
+        check_report_shape(saved, source=path)
+        # Its diagnostics are said without line and column: they point into a card we do not have.
+        as_stored = StoredReport(card_source=path, exit_code=0, json=json.dumps(saved).encode())
+        return saved, as_stored
+    report = engine.derive(card)
+    return report.to_dict(), report
+
+
+def _run_diff(args: argparse.Namespace) -> int:
+    from ..outputs.report import Report
+
+    with open_engine(args) as engine:
+        old, old_report = _report_dict(engine, args.old)
+        new, new_report = _report_dict(engine, args.new)
+    from ..outputs.diff import diff_reports, render_diff_text, risk_line
+
+    d = diff_reports(old, new)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_diff_text(d))
+    old_valid, new_valid = d["old"].get("valid") is not False, d["new"].get("valid") is not False
+    if not args.quiet:
+        if not old_valid:
+            sys.stderr.write(
+                f"ramscope: warning: {for_terminal(args.old)}: the old card is invalid; "
+                "what can be compared is compared\n"
+            )
+        for side in (old_report, new_report):
+            if isinstance(side, Report):
+                say_findings(args, side)
+            elif args.verbose or side.to_dict().get("complete") is False:
+                say_findings(args, side, positions=False)
+        if new_valid:
+            for r in d["risks"]:
+                sys.stderr.write(f"ramscope: {risk_line(r)}\n")
+    if not new_valid:
+        return EXIT_INVALID
+    if d["risks"] or d["new_permissions"]:
+        return EXIT_DIFF_NEW_PERMISSIONS
+    return EXIT_OK if d["complete"] else EXIT_INCOMPLETE
+
+
+# --------------------------------------------------------------------------- governance
+
+
+def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tuple[dict[str, Any], Locator]], int]:
+    """Each CARD's report (derived, or a saved report read as it is) and a locator into its card.
+
+    Governance reads reports; this is where the CLI obtains them. Unreadable inputs are said on
+    stderr and give exit 2; the others are still judged.
+    """
+    from .._io import expand_card_args
+    from ..card import load_card
+    from ..governance.locate import Locator
+    from ..outputs.diff import check_report_shape
+
+    out: list[tuple[dict[str, Any], Locator]] = []
+    worst = EXIT_OK
+    with open_engine(args) as engine:
+        for path in expand_card_args(paths):
+            try:
+                card = load_card(path)
+                if card.document.get("report_version") is not None and "tiers" in card.document:
+                    saved = dict(card.document)
+                    check_report_shape(saved, source=str(path))
+                    source = saved["card"].get("source")
+                    locator = Locator()
+                    # A saved report points back at its card: findings are placed there when it is readable.
+                    if isinstance(source, str) and source and os.path.isfile(source):
+                        with contextlib.suppress(InputError):
+                            locator = Locator.for_card(load_card(source))
+                    out.append((saved, locator))
+                else:
+                    out.append((engine.derive(card).to_dict(), Locator.for_card(card)))
+            except InputError as exc:
+                fail(str(exc))
+                worst = EXIT_USAGE
+    return out, worst
+
+
+def _configure_check(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cards", nargs="+", metavar="CARD", help="cards, saved `derive` reports, directories or globs")
+    p.add_argument("--rules", type=Path, required=True, metavar="RULES.toml", help="the organisation's rules")
+    format_option(p, ("text", "json", "sarif"), "text")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    from ..governance.check import check_report, exit_code, results_json
+    from ..governance.rules import load_rules
+    from ..governance.sarif import render_sarif, render_text
+
+    target = output_target(args, [*args.cards, str(args.rules)])
+    rules = load_rules(args.rules)
+    reports, worst = _governed(args, args.cards)
+    results = [check_report(report, rules, locator) for report, locator in reports]
+    if args.format == "text":
+        text = render_text(results)
+    elif args.format == "json":
+        text = json.dumps(results_json(results, rules), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = json.dumps(render_sarif(results, rules), indent=2, ensure_ascii=False) + "\n"
+    emit(args, text, target)
+    return EXIT_USAGE if worst == EXIT_USAGE else exit_code(results)
+
+
+def _configure_export(p: argparse.ArgumentParser) -> None:
+    p.add_argument("card", metavar="CARD", help="a card or a saved `derive` report")
+    format_option(p, ("cedar", "cedar-schema", "json"), "cedar")
+    p.add_argument("--schema", type=Path, metavar="FILE", help="with --format cedar: also write the Cedar schema here")
+    p.add_argument("--skill", metavar="ID", help="only what this skill may do (per-skill permission sets)")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from .._io import atomic_write
+    from ..governance import cedar
+
+    target = output_target(args, [args.card])
+    if args.format == "cedar-schema":
+        emit(args, cedar.cedar_schema(), target)
+        return EXIT_OK
+    reports, worst = _governed(args, [args.card])
+    if not reports:
+        return worst
+    report = reports[0][0]
+    if args.skill:
+        from ..governance.skills import restrict_report_dict
+
+        report = restrict_report_dict(report, args.skill)
+    if args.format == "json":
+        emit(args, json.dumps(cedar.allowlist(report), indent=2, ensure_ascii=False) + "\n", target)
+    else:
+        if args.schema:
+            atomic_write(args.schema, cedar.cedar_schema())
+        emit(args, cedar.cedar_policies(report), target)
+    return exit_from_dict(report)
+
+
+def _configure_compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cards", nargs="+", metavar="CARD", help="cards or saved `derive` reports")
+    p.add_argument("--rank", action="store_true", help="order least-privileged first (the rule is stated)")
+    format_option(p, ("text", "json"), "text")
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from ..governance.compare import compare_reports, render_compare_text
+
+    reports, worst = _governed(args, args.cards)
+    data = compare_reports([r for r, _ in reports], rank=args.rank)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_compare_text(data))
+    if worst != EXIT_OK:
+        return worst
+    codes = {exit_from_dict(r) for r, _ in reports}
+    for code in (EXIT_INVALID, EXIT_INCOMPLETE):
+        if code in codes:
+            return code
+    return EXIT_OK
+
+
+COMMANDS: list[Command] = [
+    Command("diff", "permissions added or removed between two cards or reports", _configure_diff, _run_diff),
+    Command("check", "judge cards by an organisation's rules (text, json, sarif)", _configure_check, _run_check),
+    Command("export", "what a card may do, as Cedar policies or a JSON allowlist", _configure_export, _run_export),
+    Command(
+        "compare", "agents side by side by footprint; --rank: least-privileged first", _configure_compare, _run_compare
+    ),
+]

@@ -1,0 +1,85 @@
+"""The provider data command: ``universe`` (show or refresh the permission universes and catalogs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .._text import for_terminal
+from ._common import (
+    EXIT_OK,
+    Command,
+    open_engine,
+    write_json,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+def _configure_universe(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "action",
+        choices=("show", "refresh"),
+        help="show: the universes and catalogs in use and their versions; refresh: rebuild Google's "
+        "universe from its Discovery directory, through the spec cache (online, or a cassette)",
+    )
+    p.add_argument("name", nargs="?", choices=("google",), default="google", help="the universe (default google)")
+    p.add_argument("--directory", default=None, metavar="URL", help="the Discovery directory to read")
+    p.add_argument("--format", choices=("json", "text"), default="text")
+
+
+def _run_universe(args: argparse.Namespace) -> int:
+    from .. import providers
+    from ..refresh import GOOGLE_DIRECTORY, refresh_google
+
+    with open_engine(args) as engine:
+        if args.action == "refresh":
+            result = refresh_google(engine.store, directory=args.directory or GOOGLE_DIRECTORY)
+            u = result.universe
+            doc: dict[str, Any] = {
+                "refreshed": u.summary(),
+                "documents": result.documents,
+                "failed": [{"url": url, "error": why} for url, why in result.failed],
+            }
+            for url, why in result.failed:
+                sys.stderr.write(f"ramscope: warning: {for_terminal(url)}: {for_terminal(why)}\n")
+        else:
+            universes = []
+            for server in providers.UNIVERSES:
+                used = engine.universe(server)
+                shipped = providers.shipped_universe(server)
+                universes.append(
+                    {
+                        **(used.summary() if used is not None else {"server": server}),
+                        "refreshed": used is not None and shipped is not None and used.version != shipped.version,
+                    }
+                )
+            catalogs = [c.summary() for name in providers.CATALOGS if (c := providers.catalog(name)) is not None]
+            doc = {"universes": universes, "catalogs": catalogs}
+    if args.format == "json":
+        write_json(sys.stdout, doc)
+        return EXIT_OK
+    if args.action == "refresh":
+        u = result.universe
+        sys.stdout.write(
+            f"{u.name}: {len(u.ops)} operations from {result.documents} documents, version {u.version}"
+            + (f" ({len(result.failed)} documents failed)" if result.failed else "")
+            + "\n"
+        )
+        return EXIT_OK
+    for item in doc["universes"]:
+        origin = "refreshed" if item.get("refreshed") else "shipped"
+        sys.stdout.write(
+            f"universe {item.get('name', '-')}: {item['server']} version {item.get('version', '-')} ({origin}, "
+            f"{item.get('operations', 0)} operations)\n"
+        )
+    for item in doc["catalogs"]:
+        sys.stdout.write(f"catalog {item['name']}: version {item['version']} ({item['entries']} entries)\n")
+    return EXIT_OK
+
+
+COMMANDS: list[Command] = [
+    Command("universe", "show or refresh the permission universes and catalogs", _configure_universe, _run_universe),
+]

@@ -1,0 +1,172 @@
+"""Stage 2a of an access's choice: which alternatives do the operation's job, by what they reach.
+
+The grant-set lattice (``privilege.choose_least_privilege``) compares how many operations each
+alternative opens. Before it runs, the alternatives are ranked by their permissions' classes
+(:mod:`ramscope.providers.reach`), in this order:
+
+1. **Principal.** An alternative only an app authenticating as itself can hold is never an
+   END_USER pick; for AGENT, where such alternatives exist, they are the agent's own and a user's
+   permission (which would need a user's delegation) is set aside. An administrator's permission
+   is set aside while a user's own alternative does the job at no higher level (the policy's
+   ``allow_admin = true`` lets it compete); otherwise (the Admin SDK's read scopes against
+   ``cloud-platform``, a write scope, for listing users; or only administrator permissions listed)
+   it competes, and the pick says so.
+2. **Slice.** An alternative whose permission reaches only a slice of the caller's data (files this
+   app created, the app-data folder, Photos, the user's own profile, metadata without bodies) is
+   offered beside the pick as a narrower option with its condition, not picked: it does not do the
+   job on the data an agent ordinarily addresses. Unless the operation itself stays in the slice
+   (creating a file with ``drive.file``), or the policy opts into it (``[[slice]]``).
+   Legacy spellings with a current replacement come after every current alternative.
+3. **Level.** Among what is left, the lowest level: read < write < manage. A write permission is
+   never the pick for an operation that a listed read permission does.
+
+Only then does the lattice choose (and only these alternatives reach the tier search).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..manifest import IdentityType
+from ..privilege import Alternative
+from ..providers.reach import Level, Principal, Reach
+
+__all__ = ["Ranked", "rank_by_reach"]
+
+#: (scheme name, scope) -> the scope's class.
+ReachOf = Callable[[str, str], Reach]
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """The alternatives that compete in the lattice, and what happened to the others."""
+
+    eligible: tuple[Alternative, ...]
+    #: Slice alternatives offered beside the pick: (alternative, the slice scopes' classes).
+    narrower: tuple[tuple[Alternative, tuple[Reach, ...]], ...] = ()
+    #: alternative -> why it was set aside (principal, level, legacy); slices are in ``narrower``.
+    set_aside: tuple[tuple[Alternative, str], ...] = ()
+    #: Every scope's class, for the report.
+    classes: dict[str, Reach] = field(default_factory=dict)
+    #: The pick comes from alternatives normally set aside: "admin" (an administrator's permission,
+    #: where no user's own does the job as narrowly), "slice", "legacy".
+    fallback: str = ""
+
+    def reach_json(self, alt: Alternative) -> dict[str, Any]:
+        return {s: self.classes[s].to_dict() for s in alt.scopes if s in self.classes}
+
+
+@dataclass(frozen=True, slots=True)
+class _Class:
+    alt: Alternative
+    reaches: tuple[Reach, ...]
+    principal: Principal
+    slices: tuple[Reach, ...]
+    legacy: bool
+    rank: int
+    #: The operation stays inside one of its slices (a file the app creates): it reaches less than a general one.
+    inside: bool
+
+
+def _classify(alt: Alternative, reach_of: ReachOf, operation_id: str, opted: Callable[[str], bool]) -> _Class:
+    reaches = tuple(reach_of(t.scheme, s) for t in alt.terms for s in t.scopes)
+    principal = Principal.USER
+    if any(r.principal is Principal.APP for r in reaches):
+        principal = Principal.APP
+    elif any(r.principal is Principal.ADMIN for r in reaches):
+        principal = Principal.ADMIN
+    # A permission with limits (no bodies, no content) narrows like a slice: offered while one without does the job.
+    slices = tuple(r for r in reaches if (r.slice or r.limits) and not r.satisfied(operation_id) and not opted(r.scope))
+    inside = any(r.slice and (r.satisfied(operation_id) or opted(r.scope)) for r in reaches)
+    # Anonymous access needs nothing: lowest of all. A key or a certificate says nothing of its level.
+    rank = -1 if not alt.atoms else max((r.level.rank for r in reaches), default=Level.UNKNOWN.rank)
+    return _Class(alt, reaches, principal, slices, any(r.deprecated for r in reaches), rank, inside)
+
+
+def rank_by_reach(
+    alternatives: Sequence[Alternative],
+    reach_of: ReachOf,
+    *,
+    operation_id: str,
+    identity: IdentityType,
+    allow_admin: bool = False,
+    opted: Callable[[str], bool] = lambda _scope: False,
+) -> Ranked:
+    """Rank ``alternatives`` (already fit for ``identity`` and the policy) as the module says."""
+    classes: dict[str, Reach] = {}
+    kinds = [_classify(a, reach_of, operation_id, opted) for a in alternatives]
+    for k in kinds:
+        classes.update((r.scope, r) for r in k.reaches)
+    set_aside: list[tuple[Alternative, str]] = []
+    usable: list[_Class] = []
+    # The agent's own identity: where the provider has permissions for an app acting as itself
+    # (Chat's chat.app.*), a user's permission would need a user's delegation (domain-wide
+    # delegation impersonates one), which is not the agent's own.
+    app_own = identity is IdentityType.AGENT and any(k.principal is Principal.APP for k in kinds)
+    for k in kinds:
+        if k.principal is Principal.APP and identity is IdentityType.END_USER:
+            set_aside.append((k.alt, "only an app authenticating as itself can hold it, not a user's delegation"))
+        elif app_own and k.principal is not Principal.APP and k.alt.atoms:
+            set_aside.append((k.alt, "a user's permission, where one the app holds as itself does the job"))
+        else:
+            usable.append(k)
+
+    # An administrator's permission is set aside only while a user's own does the job at no higher
+    # level: the Admin SDK's read scopes beat cloud-platform (a write scope) for listing users.
+    user_ranks = [k.rank for k in usable if not k.slices and not k.legacy and k.principal is not Principal.ADMIN]
+    admin_ranks = [k.rank for k in usable if not k.slices and not k.legacy and k.principal is Principal.ADMIN]
+    admin_competes = allow_admin or (bool(admin_ranks) and (not user_ranks or min(admin_ranks) < min(user_ranks)))
+
+    def general(k: _Class) -> bool:
+        return not k.slices and not k.legacy and (admin_competes or k.principal is not Principal.ADMIN)
+
+    pool = [k for k in usable if general(k)]
+    fallback = ""
+    if not pool:
+        # Nothing ordinary does the job: the least unusual kind, said out loud.
+        tests: tuple[tuple[str, Callable[[_Class], bool]], ...] = (
+            ("legacy", lambda k: not k.slices and (allow_admin or k.principal is not Principal.ADMIN)),
+            ("admin", lambda k: not k.slices),
+            ("slice", lambda k: True),
+        )
+        for name, test in tests:
+            pool = [k for k in usable if test(k)]
+            if pool:
+                fallback = name
+                break
+    chosen_ids = {id(k) for k in pool}
+    narrower: list[tuple[Alternative, tuple[Reach, ...]]] = []
+    for k in usable:
+        if id(k) in chosen_ids:
+            continue
+        if k.slices:
+            narrower.append((k.alt, k.slices))
+        elif k.legacy:
+            set_aside.append((k.alt, "a legacy permission with a current replacement: " + _deprecated(k)))
+        elif k.principal is Principal.ADMIN:
+            set_aside.append((k.alt, "an administrator's permission, where a user's own does the job"))
+    low = min((k.rank for k in pool), default=0)
+    inside = any(k.inside for k in pool if k.rank == low)
+    eligible = []
+    for k in pool:
+        if k.rank != low:
+            set_aside.append((k.alt, f"a {_level_name(k.rank)} permission, where a {_level_name(low)} one is listed"))
+        elif inside and not k.inside:
+            set_aside.append(
+                (k.alt, "reaches all the data, where a permission confined to the operation's own slice does the job")
+            )
+        else:
+            eligible.append(k.alt)
+    if not fallback and not allow_admin and any(k.principal is Principal.ADMIN for k in pool if k.alt in eligible):
+        fallback = "admin"
+    return Ranked(tuple(eligible), tuple(narrower), tuple(set_aside), classes, fallback)
+
+
+def _deprecated(k: _Class) -> str:
+    return "; ".join(r.deprecated for r in k.reaches if r.deprecated)
+
+
+def _level_name(rank: int) -> str:
+    return next((lv.name.lower() for lv in Level if lv.rank == rank), "anonymous")

@@ -1,0 +1,379 @@
+"""Provider quirks: how a provider's own spec is to be read, as data (``data/quirks.json``).
+
+OpenAPI says the scopes of one requirement are all needed. Several providers list alternatives
+there instead (Slack's ``conversations.history``: one scope per conversation type), name scopes
+they have since retired (Slack's perspectival ``chat:write:user``, Figma's ``files:read``), use an
+empty list for "the full-access scope" (Asana), or mark an operation anonymous where only a site
+setting makes it so (Jira). Each quirk is the provider's documented reading, with its source page;
+a provider is matched by its API's server URL or by its authorization server.
+
+:func:`apply` returns the index read that way (a new, frozen index; the spec's own index stays as
+it was). Every alternative a quirk made is recorded in ``OperationEntry.extra["quirks"]`` with the
+quirk, so a report says where each pick came from:
+
+* ``scope_lists: any-of``: ``{scheme: [a, b]}`` is ``{scheme: [a]}`` or ``{scheme: [b]}``;
+* ``deprecated``: a retired scope becomes its replacement (for the token type it was of) or, with
+  no replacement, is dropped where the operation offers another alternative (kept otherwise, and
+  flagged);
+* ``token_types``: the OAuth scheme is split into a user-token scheme (END_USER) and a bot-token
+  scheme (AGENT, its own grant namespace); scopes granted to one token type only stay with it;
+* ``contextual``: alternatives that differ only by a family prefix (``channels:history`` /
+  ``im:history``) are chosen by the data the call addresses, which the card does not say: the
+  choice is ambiguous, with the alternatives listed, never all of them required;
+* ``empty_scopes``: an OAuth term with no scope needs the named full-access scope;
+  ``empty_scopes_by_method`` / ``empty_scopes_by_path``: the scope (any one of a list) the provider
+  documents for the method, or for the path prefix and method (GitLab ``read_api`` / ``api``; Box's
+  content, user, group, webhook, metadata, retention and legal-hold scopes);
+* ``anonymous: offered``: the empty (anonymous) alternative is a condition of the site, offered,
+  not picked;
+* ``not_expressible``: providers whose tokens cannot express least privilege at all (Salesforce,
+  ClickUp): a diagnostic says so plainly (:func:`not_expressible`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from ..specs.model import (
+    FlowKind,
+    OAuthFlow,
+    OperationEntry,
+    Requirement,
+    Requirements,
+    SchemeRequirement,
+    SchemeType,
+    SecurityScheme,
+    SpecIndex,
+    reqs_to_json,
+)
+from .authserver import normalise_url
+
+__all__ = ["NotExpressible", "Quirks", "apply", "data_version", "load", "match", "not_expressible"]
+
+
+#: At most this many readings of one alternative (the product of its terms' readings).
+MAX_READINGS = 256
+
+
+@dataclass(frozen=True)
+class Quirks:
+    """One provider's quirks, as compiled in ``data/quirks.json`` (see the module docstring)."""
+
+    name: str
+    servers: tuple[re.Pattern[str], ...]
+    authorization_servers: tuple[re.Pattern[str], ...]
+    raw: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        return f"quirk:{self.name}"
+
+
+@dataclass(frozen=True)
+class NotExpressible:
+    name: str
+    message: str
+    source: str
+    servers: tuple[re.Pattern[str], ...]
+    authorization_servers: tuple[re.Pattern[str], ...]
+
+
+def _patterns(raw: Any) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(str(p)) for p in raw or ())
+
+
+@cache
+def load() -> tuple[tuple[Quirks, ...], tuple[NotExpressible, ...], str]:
+    """The shipped quirks, the providers that cannot express least privilege, the data's version."""
+    data = orjson.loads(resources.files("ramscope.providers").joinpath("data", "quirks.json").read_bytes())
+    quirks = tuple(
+        Quirks(
+            str(p["name"]),
+            _patterns(p["match"].get("servers")),
+            _patterns(p["match"].get("authorization_servers")),
+            p,
+        )
+        for p in data["providers"]
+    )
+    nope = tuple(
+        NotExpressible(
+            str(p["name"]),
+            str(p["message"]),
+            str(p["source"]),
+            _patterns(p["match"].get("servers")),
+            _patterns(p["match"].get("authorization_servers")),
+        )
+        for p in data.get("not_expressible", ())
+    )
+    return quirks, nope, str(data.get("version", ""))
+
+
+@cache
+def data_version() -> str:
+    """The shipped quirks' version and content hash: stored reports derived with other quirks are not reused."""
+    raw = resources.files("ramscope.providers").joinpath("data", "quirks.json").read_bytes()
+    return f"{load()[2]}+{hashlib.sha256(raw).hexdigest()[:12]}"
+
+
+def _auth_urls(index: SpecIndex) -> list[str]:
+    return [normalise_url(u) for s in index.schemes for f in s.flows for u in (f.token_url, f.authorization_url) if u]
+
+
+def _servers(index: SpecIndex) -> list[str]:
+    raw = index.extra.get("servers")
+    return [normalise_url(str(u)) for u in raw] if isinstance(raw, list) else []
+
+
+def _matches(servers: Sequence[re.Pattern[str]], auths: Sequence[re.Pattern[str]], index: SpecIndex) -> bool:
+    s, a = _servers(index), _auth_urls(index)
+    return any(p.search(u) for p in servers for u in s) or any(p.search(u) for p in auths for u in a)
+
+
+def match(index: SpecIndex) -> Quirks | None:
+    """The provider quirks that apply to the spec, if any."""
+    quirks, _, _ = load()
+    return next((q for q in quirks if _matches(q.servers, q.authorization_servers, index)), None)
+
+
+def not_expressible(index: SpecIndex) -> NotExpressible | None:
+    """The provider of this spec, when its tokens cannot express least privilege."""
+    _, nope, _ = load()
+    return next((n for n in nope if _matches(n.servers, n.authorization_servers, index)), None)
+
+
+# --------------------------------------------------------------------------- applying
+
+
+def apply(index: SpecIndex) -> SpecIndex:
+    """``index`` read with its provider's quirks (itself when none applies)."""
+    q = match(index)
+    if q is None:
+        return index
+    return _Apply(q, index).run()
+
+
+class _Apply:
+    def __init__(self, q: Quirks, index: SpecIndex) -> None:
+        self.q = q
+        self.index = index
+        raw = q.raw
+        self.any_of = (raw.get("scope_lists") or {}).get("reading") == "any-of"
+        self.deprecated = {str(d["scope"]): d for d in raw.get("deprecated", ())}
+        self.empty = raw.get("empty_scopes")
+        self.anonymous = raw.get("anonymous")
+        self.contextual = list(raw.get("contextual", ()))
+        self.tokens = raw.get("token_types")
+        self.by_method = raw.get("empty_scopes_by_method")
+        self.by_path: list[Mapping[str, Any]] = list(raw.get("empty_scopes_by_path", ()))
+        self.schemes = tuple(self._override(s) for s in index.schemes)
+        self.oauth = {s.name for s in self.schemes if s.type is SchemeType.OAUTH2}
+        self.bot: dict[str, SecurityScheme] = {}
+        if self.tokens:
+            for s in self.schemes:
+                if s.name in self.oauth:
+                    self.bot[s.name] = SecurityScheme(
+                        f"{s.name}#bot",
+                        SchemeType.OAUTH2,
+                        f"{q.name} bot token ({self.tokens['bot']['source']})",
+                        flows=(OAuthFlow(FlowKind.CLIENT_CREDENTIALS, token_url=_first_token_url(s)),),
+                        inferred=True,
+                        namespace=f"{normalise_url(_first_token_url(s) or q.name)}#bot",
+                    )
+
+    def _override(self, s: SecurityScheme) -> SecurityScheme:
+        """A token scheme the spec types as a bare credential whose tokens the provider documents as
+        scoped (Sentry's auth tokens, GitLab's personal access tokens): an OAuth-typed scheme of
+        the same name, so its scopes are grants (the spec's scope lists, or the quirk's)."""
+        o = (self.q.raw.get("scheme_overrides") or {}).get(s.name)
+        if not isinstance(o, Mapping) or s.type is SchemeType.OAUTH2:
+            return s
+        flows = tuple(
+            OAuthFlow(FlowKind(str(f["kind"])), str(f.get("authorization_url", "")), str(f.get("token_url", "")))
+            for f in o.get("flows", ())
+        )
+        return SecurityScheme(
+            s.name,
+            SchemeType.OAUTH2,
+            f"{s.description} ({o.get('description', '')}; {o['source']})".strip(),
+            flows=flows,
+            inferred=True,
+            namespace=str(o.get("namespace", "")),
+        )
+
+    def run(self) -> SpecIndex:
+        ops = tuple(self._entry(op) for op in self.index.operations)
+        return replace(
+            self.index,
+            operations=ops,
+            schemes=(*self.schemes, *self.bot.values()),
+            extra={**self.index.extra, "quirks": self.q.name},
+        )
+
+    def _entry(self, op: OperationEntry) -> OperationEntry:
+        if not op.requirements:
+            return op
+        notes: dict[str, Any] = {"provider": self.q.name, "alternatives": [], "deprecated": [], "offered": []}
+        alts: list[tuple[Requirement, str]] = []
+        for alt in op.requirements:
+            for new, why in self._alternative(alt, notes, op.method, op.path):
+                if new not in [a for a, _ in alts]:
+                    alts.append((new, why))
+        changed = [a for a, _ in alts] != list(op.requirements) or any(why for _, why in alts)
+        if not changed and not notes["offered"]:
+            return op
+        reqs: Requirements = tuple(a for a, _ in alts)
+        for a, why in alts:
+            if why:
+                notes["alternatives"].append({"source": f"{self.q.label} {why}", "requirement": reqs_to_json((a,))[0]})
+        ctx = self._contextual(reqs)
+        if ctx is not None:
+            notes["contextual"] = ctx
+        extra = {**op.extra, "quirks": {k: v for k, v in notes.items() if v}}
+        return replace(op, requirements=reqs, security_source=f"{op.security_source}+{self.q.label}", extra=extra)
+
+    def _alternative(
+        self, alt: Requirement, notes: dict[str, Any], method: str, path: str = ""
+    ) -> list[tuple[Requirement, str]]:
+        """What one alternative of the spec stands for (several alternatives, or none)."""
+        if not alt:
+            if self.anonymous and self.anonymous.get("reading") == "offered":
+                notes["offered"].append(
+                    {
+                        "source": self.q.label,
+                        "requirement": [],
+                        "condition": self.anonymous["condition"],
+                        "reference": self.anonymous["source"],
+                    }
+                )
+                return []
+            return [(alt, "")]
+        # Each term's readings; the alternative's are their product (terms other than OAuth: as is).
+        options: list[list[tuple[SchemeRequirement, str]]] = []
+        for t in alt:
+            if t.scheme not in self.oauth:
+                options.append([(t, "")])
+                continue
+            options.append(self._term(t, notes, method, path))
+        size = 1
+        for opts in options:
+            size *= len(opts)
+        if size > MAX_READINGS:
+            # A spec claiming a provider's server can list many terms of many scopes: their product is
+            # not expanded (the alternative stays as written, all of its scopes required).
+            return [(alt, "")]
+        out: list[tuple[Requirement, str]] = [((), "")]
+        for opts in options:
+            out = [((*a, t), "; ".join(x for x in (w, why) if x)) for a, w in out for t, why in opts]
+        expanded: list[tuple[Requirement, str]] = []
+        for a, why in out:
+            expanded.extend(self._tokens(tuple(sorted(a)), why))
+        if not expanded:
+            return [(alt, "")]
+        return expanded
+
+    def _term(
+        self, t: SchemeRequirement, notes: dict[str, Any], method: str, path: str = ""
+    ) -> list[tuple[SchemeRequirement, str]]:
+        if not t.scopes:
+            for rule in self.by_path:
+                if any(path == p or path.startswith(p.rstrip("/") + "/") for p in rule["prefixes"]):
+                    methods = rule["methods"]
+                    alts = methods.get(method.upper(), methods.get("*"))
+                    if alts:
+                        return [(SchemeRequirement.of(t.scheme, [str(x)]), "scopes-by-path") for x in alts]
+            if isinstance(self.by_method, Mapping):
+                rule = self.by_method.get(method.upper(), self.by_method.get("*"))
+                if rule:
+                    return [(SchemeRequirement.of(t.scheme, [str(x)]), "scopes-by-method") for x in rule]
+            if self.empty:
+                return [(SchemeRequirement.of(t.scheme, [self.empty["scope"]]), "empty-scopes")]
+            return [(t, "")]
+        groups = [[s] for s in t.scopes] if self.any_of and len(t.scopes) > 1 else [list(t.scopes)]
+        why = "any-of" if len(groups) > 1 else ""
+        out: list[tuple[SchemeRequirement, str]] = []
+        for g in groups:
+            scopes: list[str] = []
+            tag = why
+            for s in g:
+                d = self.deprecated.get(s)
+                if d is None:
+                    scopes.append(s)
+                    continue
+                repl = str(d.get("replacement") or "")
+                notes["deprecated"].append({"scope": s, "replacement": repl or None, "source": d["source"]})
+                tag = "; ".join(x for x in (tag, f"deprecated {s}") if x)
+                if repl:
+                    scopes.append(f"{repl}\0{d.get('token') or ''}")
+                elif s == "none":
+                    pass  # "no scope required": any token of the scheme
+                else:
+                    scopes.append(f"\0drop\0{s}")
+            out.append((SchemeRequirement(t.scheme, tuple(sorted(set(scopes)))), tag))
+        kept = [(x, w) for x, w in out if not any(s.startswith("\0drop\0") for s in x.scopes)]
+        if kept:
+            return kept
+        # Nothing but retired scopes: keep them as written (flagged), not nothing.
+        return [(SchemeRequirement(x.scheme, tuple(s.removeprefix("\0drop\0") for s in x.scopes)), w) for x, w in out]
+
+    def _tokens(self, alt: Requirement, why: str) -> list[tuple[Requirement, str]]:
+        """The alternative per token type (Slack: user token, END_USER; bot token, AGENT)."""
+        if not self.tokens:
+            return [(tuple(_clean(t) for t in alt), why)]
+        user_only = [str(p) for p in self.tokens.get("user_only", ())]
+        bot_only = [str(p) for p in self.tokens.get("bot_only", ())]
+        out: list[tuple[Requirement, str]] = []
+        for token in ("user", "bot"):
+            terms: list[SchemeRequirement] = []
+            ok = True
+            for t in alt:
+                if t.scheme not in self.oauth:
+                    terms.append(t)
+                    continue
+                scopes: list[str] = []
+                for s in t.scopes:
+                    name, _, only = s.partition("\0")
+                    if only and only != token:
+                        ok = False
+                    other = bot_only if token == "user" else user_only
+                    if any(fnmatch.fnmatchcase(name, p) for p in other):
+                        ok = False
+                    scopes.append(name)
+                scheme = t.scheme if token == "user" else self.bot[t.scheme].name
+                terms.append(SchemeRequirement.of(scheme, scopes))
+            if ok:
+                tag = "; ".join(x for x in (why, f"{token} token") if x)
+                out.append((tuple(sorted(terms)), tag))
+        return out
+
+    def _contextual(self, reqs: Requirements) -> dict[str, Any] | None:
+        """Alternatives that differ only by a family prefix: chosen by the data addressed."""
+        for ctx in self.contextual:
+            families = [str(f) for f in ctx["families"]]
+            by_token: dict[str, set[str]] = {}
+            for alt in reqs:
+                if len(alt) != 1 or len(alt[0].scopes) != 1:
+                    continue
+                scope = alt[0].scopes[0]
+                fam, sep, rest = scope.partition(":")
+                if sep and fam in families:
+                    by_token.setdefault(f"{alt[0].scheme}:{rest}", set()).add(fam)
+            if any(len(v) > 1 for v in by_token.values()):
+                return {"decided_by": ctx["decided_by"], "source": ctx["source"]}
+        return None
+
+
+def _clean(t: SchemeRequirement) -> SchemeRequirement:
+    return SchemeRequirement.of(t.scheme, [s.partition("\0")[0] for s in t.scopes])
+
+
+def _first_token_url(s: SecurityScheme) -> str:
+    return next((f.token_url for f in s.flows if f.token_url), "")

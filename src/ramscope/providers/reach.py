@@ -1,0 +1,287 @@
+"""What a permission reaches beyond the operations that list it: level, principal, data slice, limits.
+
+"Least" counted as the smallest grant set is not least privilege: ``drive.photos.readonly`` opens
+fewer Drive methods than ``drive.readonly`` yet cannot list a user's documents, ``chat.app.*``
+scopes open little but only an app authenticating as itself can hold them, and a write permission
+may open as few operations as a read one. A :class:`Reach` says, for one permission:
+
+- **level**: read < write < manage (administration, full control, permissions of others);
+- **principal**: who can hold it: an end user (delegated, or the app with its own credentials where
+  the scheme allows), an app authenticating as itself only, or an administrator of an organisation;
+- **slice**: the part of the caller's data it reaches, in words, where it is not "all the caller's
+  data the operation addresses" (files this app created, the app-data folder, Photos, public
+  calendars, the user's own profile fields, metadata without bodies or search);
+- **limits**: what it cannot do although the operation accepts it (no message bodies, no search);
+- **deprecated**: a legacy spelling with a current replacement.
+
+Classes come from the providers' own words: each permission's description (Discovery scope
+descriptions, Graph's consent texts, GitHub's permission names), read by the small rules below, and
+a reviewed table of exceptions in ``data/reach.json``, each entry with its source. Unknown
+permissions of any spec are classed by the same rules from their name and the spec's description;
+a class the rules cannot tell is ``unknown`` and never outranks a known one.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "Level",
+    "OperationReach",
+    "Principal",
+    "Reach",
+    "classify",
+    "operation_note",
+    "provider_of",
+    "reach_table_version",
+]
+
+
+class Level(IntEnum):
+    """How much a permission may do with what it reaches.
+
+    Ordered by :attr:`rank`: an unknown level ranks above read (it may do anything) and below write.
+    """
+
+    UNKNOWN = 0
+    READ = 1
+    WRITE = 2
+    MANAGE = 3
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+class Principal(StrEnum):
+    """Who can hold a permission."""
+
+    USER = "user"
+    APP = "app"
+    ADMIN = "admin"
+
+
+_RANK = {Level.READ: 0, Level.UNKNOWN: 1, Level.WRITE: 2, Level.MANAGE: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """One permission's class (see the module docstring)."""
+
+    scope: str
+    level: Level
+    principal: Principal = Principal.USER
+    #: A machine tag of the data slice ("" = all the caller's data the operation addresses).
+    slice: str = ""
+    #: The slice's condition, in words, for people ("only files this app created or the user opened with it").
+    condition: str = ""
+    #: fnmatch patterns of operation ids whose own job lies inside the slice (a file the app creates is
+    #: one it created), so the slice does the operation's job in general.
+    satisfied_by: tuple[str, ...] = ()
+    limits: tuple[str, ...] = ()
+    deprecated: str = ""
+    #: Where the class comes from: "description", "name", or the exception's source URL.
+    source: str = "name"
+    why: str = ""
+
+    def satisfied(self, operation_id: str) -> bool:
+        """Does the operation itself stay inside this permission's slice?"""
+        return bool(operation_id) and any(fnmatch.fnmatchcase(operation_id, p) for p in self.satisfied_by)
+
+    @property
+    def narrowing(self) -> str:
+        """Its slice's condition, or its limits, in words ("" when it reaches all the data in full)."""
+        return self.condition or "; ".join(self.limits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level.name.lower(),
+            "principal": self.principal.value,
+            "slice": self.slice or None,
+            "condition": self.condition or None,
+            "limits": list(self.limits),
+            "deprecated": self.deprecated or None,
+            "source": self.source,
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class OperationReach:
+    """A reviewed note on one operation whose permissions no general rule explains."""
+
+    operation: str
+    #: Why its listed permissions cannot be derived (scripts.run needs whatever the script uses).
+    undetermined: str
+    source: str
+
+
+GOOGLE_PREFIXES = ("https://www.googleapis.com/auth/", "https://mail.google.com/", "https://www.google.com/")
+GRAPH_PREFIX = "https://graph.microsoft.com/"
+
+
+def provider_of(scope: str, hint: str = "") -> str:
+    """``google``, ``microsoft-graph``, ``github`` or ``""`` (any other spec) for a scope."""
+    if hint:
+        return hint
+    if scope.startswith(GOOGLE_PREFIXES):
+        return "google"
+    if scope.startswith(GRAPH_PREFIX):
+        return "microsoft-graph"
+    return ""
+
+
+def _short(scope: str) -> str:
+    for p in (*GOOGLE_PREFIXES[:1], GRAPH_PREFIX):
+        if scope.startswith(p):
+            return scope[len(p) :]
+    return scope
+
+
+# --------------------------------------------------------------------------- the reviewed table
+
+
+@cache
+def _table() -> Mapping[str, Any]:
+    data = (resources.files(__package__) / "data" / "reach.json").read_bytes()
+    doc = orjson.loads(data)
+    if not isinstance(doc, dict) or doc.get("format") != 1:
+        raise ValueError("providers/data/reach.json: not a reach table of format 1")
+    return doc
+
+
+def reach_table_version() -> str:
+    return str(_table().get("version", ""))
+
+
+def _exception(provider: str, scope: str) -> Mapping[str, Any] | None:
+    section = _table().get("permissions", {}).get(provider or "any", {})
+    hit = section.get(scope)
+    if hit is None:
+        hit = section.get(_short(scope))
+    return hit if isinstance(hit, dict) else None
+
+
+def operation_note(provider: str, operation_id: str) -> OperationReach | None:
+    """The reviewed note on ``operation_id`` of ``provider``, if any."""
+    hit = _table().get("operations", {}).get(provider, {}).get(operation_id)
+    if not isinstance(hit, dict):
+        return None
+    return OperationReach(operation_id, str(hit["undetermined"]), str(hit["source"]))
+
+
+# --------------------------------------------------------------------------- the rules
+
+#: A read-only marker ending the name (``.readonly``, ``.Read.All``, ``:read``, ``read_only``) decides
+#: first: ``admin.directory.user.readonly`` reads, however administrative its family.
+_READ_END = re.compile(
+    r"(?:[._:/\-](?:readonly|read[-_]only|read|ReadBasic|view|viewer)(?:\.(?:All|Shared|Selected|OwnedBy|Chat|Group|"
+    r"Hosted|AppFolder|User))*|\.Read(?:Basic)?(?:\.[A-Za-z]+)*)$",
+)
+_MANAGE_NAME = re.compile(
+    r"(?:^|[._:/\-])(?:admin|full_control|FullControl|Manage|owner|superuser)(?:$|[._:\-])|^admin[_:]|:admin$",
+)
+_WRITE_NAME = re.compile(
+    r"ReadWrite|(?:^|[._:/\-])(?:write|writeonly|edit|create|send|insert|compose|modify|delete|update|upload|"
+    r"import|manage|read_write|readwrite)(?:$|[._:\-])|^write[_:]",
+    re.IGNORECASE,
+)
+_READ_NAME = re.compile(r"(?:^|[._:/\-])(?:readonly|read[-_]only|read|view|list)(?:$|[._:\-])|^read[_:]", re.IGNORECASE)
+_READ_WORDS = re.compile(r"^(?:see|view|read|download|look up|get|list|know|move a copy|copy)\b", re.IGNORECASE)
+_WRITE_WORDS = re.compile(
+    r"\b(?:edit|create|creates|delete|deletes|change|changes|modify|send|compose|add|remove|update|upload|insert|"
+    r"write|manage|move|publish|share|submit|post|import|make|take|perform|execute|run|record|transfer|"
+    r"revoke|set|store|turn)\b",
+    re.IGNORECASE,
+)
+_MANAGE_WORDS = re.compile(
+    r"\b(?:full control|full access|administer|administration|permissions? (?:of|for) (?:other|all)|"
+    r"manage (?:the )?(?:data access )?permissions|as an administrator)\b",
+    re.IGNORECASE,
+)
+_USE_WORDS = re.compile(r"^(?:use|apply|translate|index|verify|receive|associate|search)\b", re.IGNORECASE)
+_APP_WORDS = re.compile(r"^on their own behalf\b|\bwithout a signed-in user\b", re.IGNORECASE)
+_ADMIN_WORDS = re.compile(
+    r"\b(?:your domain|your organi[sz]ation(?!'s google workspace directory)|managed by your organi[sz]ation|"
+    r"owned by your organi[sz]ation|google workspace domain|for your customers|as an administrator)\b",
+    re.IGNORECASE,
+)
+
+
+def _level(name: str, description: str) -> tuple[Level, str]:
+    """The level the name says, else the description's verbs; with the reason."""
+    if _READ_END.search(name):
+        return Level.READ, f"the name {name!r} says read-only"
+    if _MANAGE_NAME.search(name):
+        return Level.MANAGE, f"the name {name!r} says administration or full control"
+    if _WRITE_NAME.search(name):
+        return Level.WRITE, f"the name {name!r} says it writes"
+    if _READ_NAME.search(name):
+        return Level.READ, f"the name {name!r} says read-only"
+    d = description.strip()
+    if d:
+        if _MANAGE_WORDS.search(d):
+            return Level.MANAGE, "its description says full control or administration"
+        # "View and manage", "See, edit, create, and delete", "Read, compose, send": a write verb anywhere.
+        if _WRITE_WORDS.search(d) and not re.match(r"^(?:move a copy|copy)\b", d, re.IGNORECASE):
+            return Level.WRITE, "its description names a write verb"
+        if _READ_WORDS.search(d):
+            return Level.READ, "its description only sees or views"
+        if _USE_WORDS.search(d):
+            return Level.WRITE, "its description says it acts (uses, applies, indexes), which is more than reading"
+        if d.startswith("Private Service:"):
+            return Level.WRITE, "a private service's scope: nothing says it only reads"
+    return Level.UNKNOWN, "neither its name nor a description says what it may do"
+
+
+def _principal(provider: str, name: str, description: str) -> tuple[Principal, str]:
+    if _APP_WORDS.search(description) or (provider == "google" and name.startswith(("chat.app.", "chat.bot"))):
+        return Principal.APP, "only an app authenticating as itself can hold it"
+    if provider == "google":
+        segments = name.split(".")
+        # Workspace administration (the Admin SDK, Chat's and Drive's admin scopes), not a Cloud
+        # product's own "admin" scope (bigtable.admin administers the caller's own tables).
+        workspace_admin = segments[0] == "admin" or (segments[0] in ("chat", "drive") and segments[1:2] == ["admin"])
+        if workspace_admin or _ADMIN_WORDS.search(description):
+            return Principal.ADMIN, "it acts on an organisation's data as its administrator"
+    return Principal.USER, ""
+
+
+def classify(scope: str, description: str = "", *, provider: str = "") -> Reach:
+    """The class of ``scope`` (see the module docstring): the reviewed table first, then the rules."""
+    provider = provider_of(scope, provider)
+    name = _short(scope)
+    level, why = _level(name, description)
+    principal, pwhy = _principal(provider, name, description)
+    reach = Reach(
+        scope,
+        level,
+        principal,
+        source="name" if "name" in why else ("description" if level is not Level.UNKNOWN else "none"),
+        why="; ".join(w for w in (why, pwhy) if w),
+    )
+    hit = _exception(provider, scope)
+    if hit is None:
+        return reach
+    level = Level[str(hit["level"]).upper()] if "level" in hit else reach.level
+    return Reach(
+        scope,
+        level,
+        Principal(hit.get("principal", reach.principal.value)),
+        slice=str(hit.get("slice", "")),
+        condition=str(hit.get("condition", "")),
+        satisfied_by=tuple(hit.get("satisfied_by", ())),
+        limits=tuple(hit.get("limits", ())),
+        deprecated=str(hit.get("deprecated", "")),
+        source=str(hit["source"]),
+        why=str(hit.get("why", reach.why)),
+    )

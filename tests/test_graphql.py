@@ -1,0 +1,392 @@
+"""GraphQL schemas as a spec kind: root fields as operations, Shopify's requiredAccess, the Linear catalog."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ramscope.errors import SpecError
+from ramscope.resolve import Target, Unresolved, resolve
+from ramscope.specs import SpecKind, build_index, detect_kind
+from ramscope.specs.graphql import (
+    MAX_NESTING,
+    SHOPIFY_SCHEME,
+    looks_like_sdl,
+    parse_sdl,
+    read_introspection,
+    read_required_access,
+)
+from ramscope.specs.model import SchemeRequirement
+from tests._specs import FIXTURES, make_spec, rest_operation
+
+SHOPIFY = FIXTURES / "graphql" / "shopify-admin-2026-10.trimmed.json"
+LINEAR = FIXTURES / "graphql" / "linear-schema.trimmed.graphql"
+LINEAR_URL = "https://raw.githubusercontent.com/linear/linear/master/packages/sdk/src/schema.graphql"
+
+
+def _shopify():  # type: ignore[no-untyped-def]
+    return build_index(make_spec(SHOPIFY.read_bytes(), "https://shopify.example/admin_2026-10.json"))
+
+
+def _alts(*scopes: tuple[str, ...], scheme: str = SHOPIFY_SCHEME) -> tuple[tuple[SchemeRequirement, ...], ...]:
+    return tuple((SchemeRequirement(scheme, s),) for s in scopes)
+
+
+def test_shopify_product_create_needs_write_products() -> None:
+    """Mutation.productCreate reads write_products from its own requiredAccess; the staff permission is a note."""
+    ix = _shopify()
+    assert ix.kind is SpecKind.GRAPHQL
+    op = ix.operation("Mutation.productCreate")
+    assert op is not None
+    assert op.requirements == _alts(("write_products",))
+    assert op.security_source == "field"
+    assert (op.method, op.path) == ("POST", "/admin/api/{api_version}/graphql.json")
+    assert op.extra["also"] == "The user must have a permission to create products."
+
+
+def test_shopify_orders_reads_its_return_type() -> None:
+    """Query.orders says nothing itself: OrderConnection's nodes (Order) give any one of three read scopes."""
+    op = _shopify().operation("Query.orders")
+    assert op is not None
+    assert op.requirements == _alts(("read_orders",), ("read_marketplace_orders",), ("read_quick_sale",))
+    assert op.security_source == "return-type"
+    assert op.extra["access_from_type"] == "Order"
+
+
+def test_shopify_field_without_requirement_is_undetermined() -> None:
+    """Query.app has no requiredAccess, nor has its return type: unknown, never "needs nothing"."""
+    ix = _shopify()
+    op = ix.operation("Query.app")
+    assert op is not None
+    assert op.requirements is None
+    assert op.security_source == "undeclared"
+    (diag,) = [d for d in ix.diagnostics if d.path == op.pointer]
+    assert diag.code == "security-undeclared"
+
+
+def test_shopify_prose_the_grammar_cannot_read_is_unknown() -> None:
+    """A scope family (`orders` access scopes) is no scope: the field is undetermined, with a finding."""
+    ix = _shopify()
+    op = ix.operation("Mutation.refundCreate")
+    assert op is not None
+    assert op.requirements is None
+    assert [d.code for d in ix.diagnostics if d.path == op.pointer] == ["graphql-access-unread"]
+
+
+@pytest.mark.parametrize(
+    ("text", "role", "alternatives", "note"),
+    [
+        ("`write_products` access scope.", "mutation", (("write_products",),), ""),
+        ("Apps must have `write_discounts` access scope.", "mutation", (("write_discounts",),), ""),
+        (
+            "`read_orders` access scope, `read_marketplace_orders` access scope or `read_quick_sale` access scope.",
+            "query",
+            (("read_orders",), ("read_marketplace_orders",), ("read_quick_sale",)),
+            "",
+        ),
+        (
+            "Any of `write_content`, `write_online_store_pages` access scopes.",
+            "mutation",
+            (("write_content",), ("write_online_store_pages",)),
+            "",
+        ),
+        (
+            "`write_products` access scope as well as any of `write_own_subscription_contracts`, "
+            "`write_purchase_options` access scopes. Also: The user must have `manage_orders_information` permissions.",
+            "mutation",
+            (("write_own_subscription_contracts", "write_products"), ("write_products", "write_purchase_options")),
+            "The user must have `manage_orders_information` permissions.",
+        ),
+        (
+            "`read_returns` access scope and (`read_orders` access scope or `read_marketplace_orders` access scope).",
+            "query",
+            (("read_orders", "read_returns"), ("read_marketplace_orders", "read_returns")),
+            "",
+        ),
+        (
+            "`read_markets` for queries and both `read_markets` as well as `write_markets` for mutations.",
+            "query",
+            (("read_markets",),),
+            "",
+        ),
+        (
+            "`read_markets` for queries and both `read_markets` as well as `write_markets` for mutations.",
+            "mutation",
+            (("read_markets", "write_markets"),),
+            "",
+        ),
+        (
+            "Requires `read_analytics_annotations` or `write_analytics_annotations` access scope.",
+            "query",
+            (("read_analytics_annotations",), ("write_analytics_annotations",)),
+            "",
+        ),
+        (
+            "`read_x` access scope. Please contact Shopify Support to enable this scope for your app.",
+            "query",
+            (("read_x",),),
+            "",
+        ),
+        ("Any of `shipping` access scopes or `manage_delivery_settings` user permission.", "query", None, ""),
+        ("The user must have access to payouts.", "query", None, ""),
+        ("access to the checkout and accounts editor.", "query", None, ""),
+    ],
+)
+def test_required_access_grammar(
+    text: str, role: str, alternatives: tuple[tuple[str, ...], ...] | None, note: str
+) -> None:
+    """Shopify's requiredAccess shapes read as OR-of-AND scope sets; anything else reads as nothing."""
+    reading = read_required_access(text, role)
+    assert reading.alternatives == alternatives
+    if alternatives is not None:
+        assert reading.note == note
+
+
+def test_linear_catalog_gives_each_root_field_its_scope() -> None:
+    """Linear's SDL says nothing; the catalog (matched by URL) does, with the narrow create scopes first."""
+    ix = build_index(make_spec(LINEAR.read_bytes(), LINEAR_URL, media_type="text/plain"))
+    assert ix.kind is SpecKind.GRAPHQL
+    assert ix.spec_version == "sdl"
+    reqs = {op.key: op.requirements for op in ix.operations}
+    s = "linear_oauth2"
+    assert reqs["Mutation.issueCreate"] == _alts(("issues:create",), ("write",), scheme=s)
+    assert reqs["Mutation.commentCreate"] == _alts(("comments:create",), ("write",), scheme=s)
+    assert reqs["Mutation.userSuspend"] == _alts(("admin",), scheme=s)
+    assert reqs["Mutation.teamDelete"] == _alts(("write",), scheme=s)
+    assert reqs["Query.issues"] == _alts(("read",), scheme=s)
+    assert reqs["Subscription.issueUpdated"] == _alts(("read",), scheme=s)
+    op = ix.operation("Mutation.issueCreate")
+    assert op is not None
+    assert op.security_source == "catalog:linear@2026-12-01"
+    assert op.extra["source_page"] == "https://linear.app/developers/oauth-2-0-authentication"
+    (scheme,) = ix.schemes
+    assert scheme.flows[0].authorization_url == "https://linear.app/oauth/authorize"
+    assert scheme.flows[0].token_url == "https://api.linear.app/oauth/token"
+
+
+def test_schema_without_requirements_or_catalog_is_undetermined() -> None:
+    """The same SDL at a URL no catalog covers: every root field unknown, said once for all."""
+    ix = build_index(make_spec(LINEAR.read_bytes(), "https://example.com/schema.graphql"))
+    assert ix.security_declared is False
+    assert all(op.requirements is None for op in ix.operations)
+    assert [(d.code, d.data) for d in ix.diagnostics] == [("security-undeclared", {"affects": "all"})]
+
+
+@pytest.mark.parametrize(
+    ("body", "url", "kind"),
+    [
+        (b'{"data": {"__schema": {"queryType": {"name": "Q"}, "types": []}}}', "", SpecKind.GRAPHQL),
+        (b'{"__schema": {"types": []}}', "", SpecKind.GRAPHQL),
+        (b"type Query {\n  a: Int\n}\n", "", SpecKind.GRAPHQL),
+        (b'"""The schema"""\nschema { query: Root }\n', "", SpecKind.GRAPHQL),
+        (b"# generated\nscalar Date\n", "https://x.test/api.graphql", SpecKind.GRAPHQL),
+        (b"type: object\nopenapi: 3.0.0\npaths: {}\n", "https://x.test/a.graphql", SpecKind.OPENAPI),
+    ],
+)
+def test_detection_by_content_and_extension(body: bytes, url: str, kind: SpecKind) -> None:
+    """Introspection JSON and SDL are told by content; an SDL without a root type needs a .graphql URL."""
+    assert detect_kind(body, "text/plain", url=url) is kind
+
+
+def test_sdl_without_root_type_elsewhere_is_not_graphql() -> None:
+    """``scalar Date`` alone, at a URL that says nothing, is not taken for a GraphQL schema."""
+    with pytest.raises(SpecError, match="unsupported spec"):
+        detect_kind(b"scalar Date\n", "text/plain")
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "scalar X\n" + "\n" * 65_000,
+        "scalar X\n" + " \t\n" * 20_000,
+        "#\n" * 30_000 + " " * 5_000,
+        "type Query" + " " * 65_000,
+    ],
+)
+def test_recognising_sdl_is_linear_in_the_head(head: str) -> None:
+    """Blank lines after a definition are not rescanned from every line start (once quadratic: minutes)."""
+    assert looks_like_sdl(head) is ("Query" in head)
+
+
+def test_sdl_reader_reads_extensions_and_deprecation() -> None:
+    """``extend type`` adds fields; @deprecated marks them; lists and non-null unwrap to the named type."""
+    schema = parse_sdl(
+        "type Query { a(x: [Int!] = [1, 2]): [[A!]!]! }\n"
+        'extend type Query { b: B @deprecated(reason: "use a") }\n'
+        "interface I { c: Int }\nunion U = | A | B\ninput In { x: Int = 1 }\nenum E { X Y }\n"
+        "directive @d(a: Int) repeatable on FIELD_DEFINITION | OBJECT\n"
+    )
+    q = schema.types["Query"]
+    assert [(f.name, f.type_name, f.deprecated, f.deprecation_reason) for f in q.fields] == [
+        ("a", "A", False, ""),
+        ("b", "B", True, "use a"),
+    ]
+    assert schema.roots == {"query": "Query"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "type Query { a(x: " + "[" * (MAX_NESTING + 2) + "1" + "]" * (MAX_NESTING + 2) + "): Int }",
+        "type Query { a: " + "[" * 40 + "Int" + "]" * 40 + " }",
+        "type Query { a: Int",
+        "type Query { a }",
+        "type Query { 1: Int }",
+    ],
+)
+def test_sdl_reader_is_bounded_and_fails_closed(text: str) -> None:
+    """Over-deep nesting and malformed SDL raise SpecError ("unsupported spec"), nothing else."""
+    with pytest.raises(SpecError, match="unsupported spec"):
+        parse_sdl(text)
+
+
+def test_introspection_reader_bounds_the_type_chain() -> None:
+    """An ofType chain deeper than the bound gives no named type rather than walking on."""
+    ref: dict[str, object] = {"kind": "OBJECT", "name": "T"}
+    for _ in range(100):
+        ref = {"kind": "NON_NULL", "ofType": ref}
+    schema = read_introspection(
+        {"__schema": {"queryType": {"name": "Q"}, "types": [{"name": "Q", "fields": [{"name": "f", "type": ref}]}]}}
+    )
+    assert schema.types["Q"].fields[0].type_name == ""
+
+
+_names = st.text(alphabet=string.ascii_letters + "_", min_size=1, max_size=12).filter(
+    lambda s: s not in ("type", "schema", "extend", "implements", "interface", "input", "enum", "union")
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_names, min_size=1, max_size=8, unique=True), st.lists(_names, min_size=1, max_size=8, unique=True))
+def test_sdl_round_trip_of_names(queries: list[str], mutations: list[str]) -> None:
+    """Root fields written as SDL come back as Query.<name> / Mutation.<name>, in order, none lost."""
+    sdl = "type Query {\n" + "".join(f'  "doc"\n  {q}(a: Int = 1): [T!]!\n' for q in queries) + "}\n"
+    sdl += "type Mutation {\n" + "".join(f"  {m}: T @deprecated\n" for m in mutations) + "}\n"
+    ix = build_index(make_spec(sdl, "https://x.test/schema.graphql", media_type="text/plain"))
+    assert [op.key for op in ix.operations] == [f"Query.{q}" for q in queries] + [f"Mutation.{m}" for m in mutations]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet='type Query{}()[]!:@"#\n ,abc=|&', max_size=300))
+def test_sdl_reader_never_crashes(text: str) -> None:
+    """Any text either parses or raises SpecError; the reader never crashes or loops."""
+    try:
+        schema = parse_sdl(text)
+    except SpecError:
+        return
+    assert len(schema.types) <= len(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="`abcdefghijklmnopqrstuvwxyz_(),. ", max_size=200), st.sampled_from(["query", "mutation"]))
+def test_required_access_reader_never_crashes(text: str, role: str) -> None:
+    """Any requiredAccess text gives scope sets of Shopify-shaped names, or none; never an exception."""
+    reading = read_required_access(text, role)
+    for alt in reading.alternatives or ():
+        assert alt
+        assert all(s.startswith(("read_", "write_", "unauthenticated_")) for s in alt)
+
+
+def _resolve(sdl: str, op_id: str, method: str = "", path: str = "") -> Target | Unresolved:
+    ix = build_index(make_spec(sdl, "https://x.test/schema.graphql", media_type="text/plain"))
+    resource, op = rest_operation(op_id, method, path)
+    return resolve(resource, op, ix)
+
+
+_TWO_ROOTS = "schema { query: Root mutation: Mut }\ntype Root { both: Int only: Int }\ntype Mut { both: Int }\n"
+
+
+@pytest.mark.parametrize(
+    ("op_id", "key"),
+    [
+        ("Query.only", "Query.only"),
+        ("Root.only", "Query.only"),
+        ("only", "Query.only"),
+        ("Mutation.both", "Mutation.both"),
+    ],
+)
+def test_resolving_a_root_field(op_id: str, key: str) -> None:
+    """A root field is found by role, by the schema's own root type name, or by its bare name when unique."""
+    found = _resolve(_TWO_ROOTS, op_id)
+    assert isinstance(found, Target)
+    assert (found.entry.key, found.matched_by) == (key, "operation_id")
+
+
+def test_a_bare_name_in_two_roots_is_ambiguous() -> None:
+    """``both`` is a query and a mutation: the resolver lists them, it does not pick."""
+    found = _resolve(_TWO_ROOTS, "both")
+    assert isinstance(found, Unresolved)
+    assert (found.reason, found.suggestions) == (
+        "ambiguous-operation",
+        ("Query.both (POST /graphql)", "Mutation.both (POST /graphql)"),
+    )
+
+
+def test_an_unknown_field_is_not_found_with_suggestions() -> None:
+    found = _resolve(_TWO_ROOTS, "Query.onyl")
+    assert isinstance(found, Unresolved)
+    assert found.reason == "operation-not-found"
+    assert found.suggestions[0] == "Query.only (POST /graphql)"
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                ["__schema", "data", "types", "name", "fields", "type", "ofType", "kind", "queryType", "requiredAccess"]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_introspection_reader_never_crashes(doc: object) -> None:
+    """Any JSON value either reads as a schema or raises SpecError; names that come back are GraphQL names."""
+    try:
+        schema = read_introspection(doc)
+    except SpecError:
+        return
+    for name, t in schema.types.items():
+        assert name == t.name
+        assert all(f.name.isidentifier() for f in t.fields)
+
+
+def test_customer_account_api_has_its_own_scheme_and_endpoint() -> None:
+    """customer_ scopes mark Shopify's Customer Account API: a customer's authorization code, its own endpoint."""
+    doc = {
+        "data": {
+            "__schema": {
+                "queryType": {"name": "QueryRoot"},
+                "types": [
+                    {
+                        "kind": "OBJECT",
+                        "name": "QueryRoot",
+                        "fields": [
+                            {
+                                "name": "order",
+                                "type": {"kind": "OBJECT", "name": "Order"},
+                                "requiredAccess": "`customer_read_orders` access scope.",
+                            }
+                        ],
+                    }
+                ],
+            }
+        }
+    }
+    ix = build_index(make_spec(doc))
+    op = ix.operation("Query.order")
+    assert op is not None
+    assert op.requirements == _alts(("customer_read_orders",), scheme="shopify_customer_account")
+    assert op.path == "/customer/api/{api_version}/graphql"
+    (scheme,) = ix.schemes
+    assert [f.kind.value for f in scheme.flows] == ["authorizationCode"]

@@ -1,0 +1,257 @@
+"""Reach in the derivation: provider quirks, vendor extensions and catalogs over a spec's wrong claim,
+on trimmed real provider files (tests/fixtures/specs/reach, see its SOURCES.md) served from loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ramscope import Settings
+from ramscope.derive import Engine
+from ramscope.outputs.report import Report
+from ramscope.policy import Policy, policy_from_dict
+from ramscope.providers import snapshot_versions
+from tests.support.httpserver import LocalHTTPServer
+from tests.test_derive import card
+
+REACH = Path(__file__).parent / "fixtures" / "specs" / "reach"
+HISTORY = ["channels:history", "groups:history", "im:history", "mpim:history"]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalHTTPServer]:
+    with LocalHTTPServer() as srv:
+        for f in REACH.glob("*.json"):
+            srv.route(f"/{f.name}", body=f.read_bytes())
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def derive(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Report]:
+    cache = tmp_path_factory.mktemp("reach-cache")
+
+    def run(manifest: dict[str, Any], policy: Policy | None = None) -> Report:
+        settings = Settings(cache_dir=cache, allow_private_network=True, timeout=60)
+        with Engine(settings, policy=policy) as engine:
+            return engine.derive({"name": "reach test agent", "resourceAccessManifest": manifest})
+
+    return run
+
+
+def one(derive: Callable[..., Report], server: LocalHTTPServer, route: str, op: str, identity: str = "END_USER",
+        policy: Policy | None = None) -> tuple[Report, Any]:  # fmt: skip
+    report = derive(card(server, (route, "", {"operation_id": op}, {"identity": identity})), policy)
+    return report, report.accesses[0]
+
+
+def codes(report: Report) -> list[str]:
+    return [d.code for d, _ in report.diagnostics]
+
+
+def test_slack_history_is_one_of_four_scopes_and_ambiguous(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Slack conversations.history: any one of the four history scopes, chosen by the conversation type."""
+    report, a = one(derive, server, "/slack.json", "conversations_history")
+    assert a.complete
+    assert len(a.scopes) == 1
+    assert a.scopes[0] in HISTORY
+    assert a.choice["ambiguous"] is True
+    assert sorted([a.scopes[0], *a.choice["candidates"]]) == HISTORY
+    assert "ambiguous-scope-choice" in codes(report)
+    (d,) = [d for d, _ in report.diagnostics if d.code == "ambiguous-scope-choice"]
+    assert "conversation's type" in d.message
+    assert a.requirements_source == "quirk:slack any-of; user token"
+
+
+def test_slack_history_for_a_bot_is_a_bot_token_scope(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """An AGENT gets the bot-token alternatives (Slack bot token -> AGENT), still one of four, ambiguous."""
+    _, a = one(derive, server, "/slack.json", "conversations_history", "AGENT")
+    assert a.complete
+    assert a.scopes[0] in HISTORY
+    assert a.choice["ambiguous"] is True
+    assert a.requirements_source == "quirk:slack any-of; bot token"
+    assert [c["scheme"] for c in a.requirements[0]] in (["slackAuth"], ["slackAuth#bot"])
+
+
+def test_slack_post_message_is_chat_write_not_the_retired_scopes(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """chat.postMessage's chat:write:user / chat:write:bot are read as chat:write, with the retirement said."""
+    report, a = one(derive, server, "/slack.json", "chat_postMessage")
+    assert a.scopes == ["chat:write"]
+    assert a.choice["ambiguous"] is False
+    assert "scope-deprecated" in codes(report)
+    assert {n.get("deprecated_scope") for n in a.provider_notes} == {"chat:write:user", "chat:write:bot"}
+
+
+def test_jira_get_issue_is_classic_with_granular_offered(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Jira getIssue: read:jira-work (Current), the Beta granular set offered beside it, the anonymous
+    alternative offered with its condition, not picked."""
+    _, a = one(derive, server, "/jira.json", "getIssue")
+    assert a.scopes == ["read:jira-work"]
+    assert a.requirements_source == "spec"
+    granular = [o for o in a.options if o["kind"] == "granular"]
+    assert len(granular) == 1
+    assert "read:issue:jira" in granular[0]["scopes"]
+    assert granular[0]["state"] == "Beta"
+    assert granular[0]["source"] == "x-atlassian-oauth2-scopes"
+    assert granular[0]["considered"] is False
+    anonymous = [o for o in a.options if o["kind"] == "anonymous"]
+    assert anonymous
+    assert anonymous[0]["source"] == "quirk:atlassian"
+
+
+def test_jira_granular_when_the_policy_asks(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """A policy preferring granular scopes (*:jira) gets the granular set picked."""
+    policy = policy_from_dict({"prefer": ["*:jira"]})
+    _, a = one(derive, server, "/jira.json", "getIssue", policy=policy)
+    assert "read:issue:jira" in a.scopes
+    assert "read:jira-work" not in a.scopes
+    assert any(o["considered"] for o in a.options)
+
+
+def test_notion_retrieve_page_needs_read_content_never_none(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Notion "retrieve a page": the spec's security [] is overridden by the Notion catalog, with a warning."""
+    report, a = one(derive, server, "/notion.json", "retrieve-a-page")
+    assert a.complete
+    assert a.scopes == ["read_content"]
+    assert a.choice["method"] != "none-required"
+    assert a.requirements_source == f"catalog:notion@{snapshot_versions()['catalog:notion']}"
+    (d,) = [d for d, _ in report.diagnostics if d.code == "catalog-overrides-spec"]
+    assert "no authorization ([])" in d.message
+    assert "catalog:notion" in d.message
+
+
+@pytest.mark.parametrize(
+    ("op", "scopes"),
+    [("post-page", ["insert_content"]), ("create-a-comment", ["insert_comments"]), ("patch-page", ["update_content"])],
+)
+def test_notion_other_operations(
+    derive: Callable[..., Report], server: LocalHTTPServer, op: str, scopes: list[str]
+) -> None:
+    """Other Notion operations get their documented capability."""
+    _, a = one(derive, server, "/notion.json", op)
+    assert a.scopes == scopes
+
+
+def test_notion_agent_uses_the_internal_integration(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """An AGENT reads a page with an internal integration's read-content capability."""
+    _, a = one(derive, server, "/notion.json", "retrieve-a-page", "AGENT")
+    assert a.scopes == ["read_content"]
+    assert a.requirements[0][0]["scheme"] in ("notion-internal", "notion-public")
+
+
+def test_datadog_app_key_scoped_by_x_permission(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Datadog: an AGENT's application key is scoped to the x-permission permission."""
+    _, a = one(derive, server, "/datadog-v1.json", "GetDashboard", "AGENT")
+    assert a.scopes == ["dashboards_read"]
+    assert a.requirements_source == "x-permission"
+
+
+def test_pagerduty_scope_from_its_extension(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """PagerDuty: x-pd-requires-scope is the scoped-OAuth alternative an END_USER can use."""
+    _, a = one(derive, server, "/shapes-pagerduty.json", "listIncidents")
+    assert a.scopes == ["incidents.read"]
+    assert a.requirements_source == "x-pd-requires-scope"
+
+
+def test_figma_get_file_is_file_content_read(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Figma getFile: any one of file_content:read and the retired files:read -> file_content:read."""
+    _, a = one(derive, server, "/figma.json", "getFile")
+    assert a.scopes == ["file_content:read"]
+
+
+def test_xero_read_is_the_read_only_scope(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Xero getInvoices: accounting.transactions or .read, any one: the read-only one is least."""
+    _, a = one(derive, server, "/xero.json", "getInvoices")
+    assert a.scopes == ["accounting.transactions.read"]
+
+
+def test_box_admin_operation_says_so(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Box x-box-requires-admin: a provider note and a requires-admin warning."""
+    report, a = one(derive, server, "/box.json", "post_metadata_templates_schema", "AGENT")
+    assert [n["source"] for n in a.provider_notes] == ["x-box-requires-admin"]
+    assert "requires-admin" in codes(report)
+
+
+def test_stripe_restricted_key_beside_the_secret_key(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Stripe: listing customers needs a restricted key with Customers: Read, beside the secret key."""
+    report, a = one(derive, server, "/stripe.json", "GetCustomers", "AGENT")
+    assert a.scopes == ["rak_customer_read"]
+    assert a.scope_names == {"rak_customer_read": "Customers: Read"}
+    version = snapshot_versions()["catalog:stripe-restricted-keys"]
+    assert a.requirements_source == f"catalog:stripe-restricted-keys@{version}"
+    assert {alt["source"] for alt in a.alternatives} == {a.requirements_source}
+    secret = [o for o in a.options if o["kind"] == "full-access"]
+    assert [o["source"] for o in secret] == ["spec", "spec"]
+    assert "catalog-overrides-spec" not in codes(report)
+
+
+def test_stripe_write_and_read_only_resources(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Creating a customer needs Customers: Write; the balance is read-only."""
+    _, a = one(derive, server, "/stripe.json", "PostCustomers", "AGENT")
+    assert a.scopes == ["rak_customer_write"]
+    _, b = one(derive, server, "/stripe.json", "GetBalance", "AGENT")
+    assert b.scopes == ["rak_balance_read"]
+
+
+def test_docusign_needs_signature_from_its_catalog(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """DocuSign (no security in its spec): signature for a user; signature + impersonation for the JWT grant."""
+    _, a = one(derive, server, "/docusign.json", "Envelopes_GetEnvelope")
+    assert a.scopes == ["signature"]
+    _, b = one(derive, server, "/docusign.json", "Envelopes_PostEnvelopes", "AGENT")
+    assert b.scopes == ["impersonation", "signature"]
+    assert b.admin_consent == ["impersonation"]
+
+
+def test_gitlab_read_api_for_reads_api_for_writes(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """GitLab: a GET needs read_api (api also does); a POST needs api."""
+    _, a = one(derive, server, "/shapes-gitlab.json", "listProjectIssues", "AGENT")
+    assert a.scopes == ["read_api"]
+    _, b = one(derive, server, "/shapes-gitlab.json", "createProjectIssue", "AGENT")
+    assert b.scopes == ["api"]
+
+
+def test_sentry_bearer_scopes_are_any_one_of(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Sentry: event:admin / event:read / event:write on its bearer token: one of them, event:read least."""
+    _, a = one(derive, server, "/shapes-sentry.json", "List an Issue's Events", "AGENT")
+    assert a.scopes == ["event:read"]
+    assert a.requirements_source == "quirk:sentry any-of"
+
+
+def test_salesforce_is_not_expressible(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """A Salesforce API: least privilege is not expressible in the token, said as a warning with its source."""
+    report, a = one(derive, server, "/shapes-salesforce.json", "query", "AGENT")
+    assert "not-expressible-in-token" in codes(report)
+    assert a.provider_notes[0]["source"] == "quirk:salesforce"
+
+
+def test_intercom_scopes_from_its_catalog(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Intercom: listing contacts needs "Read and list users and companies"; one contact, the one-user scope;
+    a reply, "Write conversations"; the help center (no scope named by Intercom) stays with the bare token."""
+    _, a = one(derive, server, "/intercom.json", "ListContacts")
+    assert a.scopes == ["Read and list users and companies"]
+    _, b = one(derive, server, "/intercom.json", "ShowContact")
+    assert b.scopes == ["Read one user and one company"]
+    _, c = one(derive, server, "/intercom.json", "replyConversation", "AGENT")
+    assert c.scopes == ["Write conversations"]
+    _, d = one(derive, server, "/intercom.json", "listAllCollections", "AGENT")
+    assert d.requirements_source == "spec"
+    assert d.scopes == []
+
+
+def test_box_scopes_by_path(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Box: reading a file needs root_readonly; creating a user, manage_managed_users (Box's scopes page)."""
+    _, a = one(derive, server, "/box.json", "get_files_id")
+    assert a.scopes == ["root_readonly"]
+    assert a.requirements_source == "quirk:box scopes-by-path"
+    _, b = one(derive, server, "/box.json", "post_users")
+    assert b.scopes == ["manage_managed_users"]

@@ -1,0 +1,166 @@
+"""Vendor extensions read beside `security`, and provider quirks applied to an index, on trimmed real
+provider files (tests/fixtures/specs/reach/SOURCES.md) and hand-written shapes where no license allows."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from ramscope.providers import CATALOGS, catalog, quirks
+from ramscope.specs import build_index
+from ramscope.specs.model import SchemeRequirement as T
+from ramscope.specs.model import SpecIndex
+from tests._specs import fixture_spec
+
+
+def index(name: str) -> SpecIndex:
+    return build_index(fixture_spec(f"reach/{name}"))
+
+
+def op(ix: SpecIndex, op_id: str):  # type: ignore[no-untyped-def]
+    (entry,) = ix.by_operation_id[op_id]
+    return entry
+
+
+def test_atlassian_beta_granular_scopes_are_offered_not_required() -> None:
+    """Jira getIssue keeps read:jira-work; the Beta granular set is recorded as offered."""
+    e = op(index("jira.json"), "getIssue")
+    assert (T("OAuth2", ("read:jira-work",)),) in e.requirements
+    assert not any("read:issue:jira" in t.scopes for alt in e.requirements for t in alt)
+    (offered,) = e.extra["extensions"]["offered"]
+    assert offered["state"] == "Beta"
+    assert offered["kind"] == "granular"
+    assert ["OAuth2", sorted(offered["requirement"][0][1])] == offered["requirement"][0]
+    assert "read:issue:jira" in offered["requirement"][0][1]
+
+
+def test_datadog_x_permission_scopes_the_application_key() -> None:
+    """Datadog: {apiKeyAuth, appKeyAuth} becomes {apiKeyAuth, x-permission:[dashboards_read]}."""
+    ix = index("datadog-v1.json")
+    e = op(ix, "GetDashboard")
+    assert e.requirements == (
+        (T("AuthZ", ("dashboards_read",)),),
+        (T("apiKeyAuth"), T("x-permission", ("dashboards_read",))),
+    )
+    assert e.security_source == "operation+x-permission"
+    assert "x-permission" in ix.scheme_map
+
+
+def test_pagerduty_scope_is_an_alternative_beside_the_api_key() -> None:
+    """PagerDuty: the account-wide key stays; the scoped OAuth alternative is added."""
+    ix = index("shapes-pagerduty.json")
+    assert op(ix, "listIncidents").requirements == ((T("api_key"),), (T("x-pd-requires-scope", ("incidents.read",)),))
+    assert op(ix, "listAbilities").requirements == ((T("api_key"),),)
+
+
+def test_cloudflare_token_groups_are_any_one_of() -> None:
+    """Cloudflare: the API token term becomes one alternative per permission group; the global key stays."""
+    e = op(index("shapes-cloudflare.json"), "notification-policies-list")
+    groups = [alt[0].scopes[0] for alt in e.requirements if alt[0].scheme == "x-api-token-group"]
+    assert groups == [
+        "Zero Trust: PII Read", "Notifications Write", "Notifications Read", "Account Settings Write",
+        "Account Settings Read",
+    ]  # fmt: skip
+    assert (T("api_email"), T("api_key")) in e.requirements
+    assert not any(alt == (T("api_token"),) for alt in e.requirements)
+
+
+def test_zoom_macro_and_granular_scopes_are_any_one_of() -> None:
+    """Zoom: every macro and granular scope is an alternative; the unscoped OAuth one is gone."""
+    e = op(index("shapes-zoom.json"), "meetings")
+    assert sorted(alt[0].scopes[0] for alt in e.requirements) == [
+        "meeting:read", "meeting:read:admin", "meeting:read:list_meetings", "meeting:read:list_meetings:admin",
+    ]  # fmt: skip
+    assert {a["source"] for a in e.extra["extensions"]["alternatives"]} == {"x-macro-scopes", "x-granular-scopes"}
+
+
+def test_box_requires_admin_is_a_note_not_a_permission() -> None:
+    """Box x-box-requires-admin: requirements unchanged, a note with its source."""
+    e = op(index("box.json"), "post_metadata_templates_schema")
+    assert e.requirements == ((T("OAuth2Security"),),)
+    assert e.extra["extensions"]["notes"][0]["source"] == "x-box-requires-admin"
+
+
+def test_slack_quirks_split_any_of_and_token_types() -> None:
+    """Slack: conversations.history is eight alternatives (4 scopes x user/bot), marked contextual."""
+    ix = quirks.apply(index("slack.json"))
+    e = op(ix, "conversations_history")
+    assert len(e.requirements) == 8
+    assert {alt[0].scheme for alt in e.requirements} == {"slackAuth", "slackAuth#bot"}
+    assert e.extra["quirks"]["contextual"]["source"] == "https://api.slack.com/methods/conversations.history"
+    assert op(ix, "search_messages").requirements == ((T("slackAuth", ("search:read",)),),)
+
+
+def test_slack_none_scope_is_any_token() -> None:
+    """Slack's pseudo-scope `none`: a token of either type, no scope."""
+    e = op(quirks.apply(index("slack.json")), "api_test")
+    assert e.requirements == ((T("slackAuth"),), (T("slackAuth#bot"),))
+
+
+def test_asana_empty_scopes_mean_default() -> None:
+    """Asana: oauth2 [] is the full-access `default` scope."""
+    e = op(quirks.apply(index("asana.json")), "getAuditLogEvents")
+    assert (T("oauth2", ("default",)),) in e.requirements
+
+
+def test_quirks_leave_other_providers_alone() -> None:
+    """No quirk matches the Datadog spec: the index is returned as is."""
+    ix = index("datadog-v1.json")
+    assert quirks.apply(ix) is ix
+
+
+def test_every_quirk_names_its_source() -> None:
+    """Each quirk entry of the shipped data carries a source page."""
+    provs, nope, version = quirks.load()
+    assert version
+    for q in provs:
+        raw = q.raw
+        for key in ("scope_lists", "empty_scopes", "anonymous"):
+            if key in raw:
+                assert raw[key]["source"].startswith("https://"), (q.name, key)
+        for d in (*raw.get("deprecated", ()), *raw.get("empty_scopes_by_path", ())):
+            assert d["source"].startswith("https://"), (q.name, d)
+    assert {n.name for n in nope} == {"salesforce", "clickup"}
+    assert all(n.source.startswith("https://") for n in nope)
+
+
+
+@pytest.mark.parametrize("name", ["notion", "docusign", "stripe-restricted-keys", "intercom"])
+def test_hand_catalog_snapshots_are_current_and_every_entry_names_its_page(name: str) -> None:
+    """Each shipped hand catalog is what vendor/<name>/catalog.json builds to; each entry cites its page."""
+    root = Path(__file__).resolve().parent.parent
+    module = importlib.import_module(CATALOGS[name][0])
+    shipped = root / "src" / "ramscope" / "providers" / "data" / CATALOGS[name][1]
+    assert module.build(root / "vendor" / name) == shipped.read_bytes(), f"run: build_providers.py --only {name}"
+    cat = catalog(name)
+    assert cat is not None
+    assert all(e.notes[0].startswith("source: https://") for e in cat.entries)
+
+
+def test_notion_overrides_its_spec_and_stripe_sits_beside_it() -> None:
+    """Notion's catalog overrides its spec (with the capabilities page); Stripe's sits beside the secret key."""
+    notion, stripe = catalog("notion"), catalog("stripe-restricted-keys")
+    assert notion is not None
+    assert stripe is not None
+    assert notion.source["overrides_spec"]["reference"] == "https://developers.notion.com/reference/capabilities"
+    assert "overrides_spec" not in stripe.source
+    assert stripe.source["beside_spec"]["reference"] == "https://docs.stripe.com/keys/restricted-api-keys"
+
+
+def test_a_hostile_any_of_product_is_not_expanded() -> None:
+    """A spec claiming Slack's server with many terms of many scopes keeps the alternative as written."""
+    from ramscope.specs.model import OperationEntry
+
+    ix = index("slack.json")
+    terms = tuple(T(f"slackAuth{i}", tuple(f"s{i}:{j}" for j in range(8))) for i in range(4))
+    schemes = tuple(
+        type(s)(f"slackAuth{i}", s.type, flows=s.flows) for i in range(4) for s in ix.schemes if s.name == "slackAuth"
+    )
+    from dataclasses import replace
+
+    hostile = replace(ix, operations=(OperationEntry("x", "x", "GET", "/x", requirements=(terms,)),),
+                      schemes=ix.schemes + schemes)  # fmt: skip
+    (e,) = quirks.apply(hostile).operations
+    assert e.requirements == (terms,)
