@@ -106,3 +106,26 @@ def test_reuse_key_changes_with_a_refresh(google: FakeGoogle, three: Universe, t
     with Engine(settings(tmp_path)) as engine:
         after = engine._key("card.json", "0" * 64)
     assert before != after
+
+
+def test_refresh_command_with_force_stores_and_prints_the_changes(
+    google: FakeGoogle, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--force stores the smaller universe; stdout says what it adds and removes against the one in use."""
+    monkeypatch.setattr(SpecStore, "_make_transport", lambda self: google.transport())
+    base = ["--cache-dir", str(tmp_path / "cache")]
+    assert main([*base, "universe", "refresh", "--force"]) == 0
+    out = capsys.readouterr().out
+    assert "from 3 documents" in out
+    assert "  apis removed: " in out
+    assert "  operations removed: " in out
+    assert main([*base, "--offline", "universe", "show", "--format", "json"]) == 0
+    (u,) = json.loads(capsys.readouterr().out)["universes"]
+    assert u["refreshed"] is True
+
+
+def test_refresh_command_refuses_another_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--directory naming anything but Google's directory over https: exit 2, nothing fetched."""
+    code = main(["--cache-dir", str(tmp_path / "c"), "universe", "refresh", "--directory", "https://evil.example/apis"])
+    assert code == 2
+    assert "only from Google's Discovery directory" in capsys.readouterr().err

@@ -23,10 +23,22 @@ def _configure_universe(p: argparse.ArgumentParser) -> None:
         "action",
         choices=("show", "refresh"),
         help="show: the universes and catalogs in use and their versions; refresh: rebuild Google's "
-        "universe from its Discovery directory, through the spec cache (online, or a cassette)",
+        "universe from its Discovery directory over https, through the spec cache (not from a cassette); "
+        "all or nothing: any failed document, or a result losing APIs or methods of the shipped universe, "
+        "stores nothing (exit 2) unless --force",
     )
     p.add_argument("name", nargs="?", choices=("google",), default="google", help="the universe (default google)")
-    p.add_argument("--directory", default=None, metavar="URL", help="the Discovery directory to read")
+    p.add_argument(
+        "--directory",
+        default=None,
+        metavar="URL",
+        help="the Discovery directory to read: only Google's, https://www.googleapis.com/discovery/v1/apis",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="refresh: store the universe even if some documents failed or it loses APIs or methods",
+    )
     p.add_argument("--format", choices=("json", "text"), default="text")
 
 
@@ -36,12 +48,21 @@ def _run_universe(args: argparse.Namespace) -> int:
 
     with open_engine(args) as engine:
         if args.action == "refresh":
-            result = refresh_google(engine.store, directory=args.directory or GOOGLE_DIRECTORY)
+            from ..providers import GOOGLE
+
+            result = refresh_google(
+                engine.store,
+                directory=args.directory or GOOGLE_DIRECTORY,
+                force=args.force,
+                current=engine.universe(GOOGLE),
+            )
             u = result.universe
             doc: dict[str, Any] = {
                 "refreshed": u.summary(),
                 "documents": result.documents,
                 "failed": [{"url": url, "error": why} for url, why in result.failed],
+                "changes": result.changes.to_dict(),
+                "against_shipped": result.against_shipped.to_dict(),
             }
             for url, why in result.failed:
                 sys.stderr.write(f"ramscope: warning: {for_terminal(url)}: {for_terminal(why)}\n")
@@ -68,6 +89,8 @@ def _run_universe(args: argparse.Namespace) -> int:
             + (f" ({len(result.failed)} documents failed)" if result.failed else "")
             + "\n"
         )
+        for line in result.changes.lines():
+            sys.stdout.write(f"  {for_terminal(line)}\n")
         return EXIT_OK
     for item in doc["universes"]:
         origin = "refreshed" if item.get("refreshed") else "shipped"
