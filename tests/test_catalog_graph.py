@@ -187,7 +187,10 @@ def test_provenance_recorded(graph: Catalog) -> None:
     assert graph.source["date"] == "2026-08-07"
     assert graph.source["license"] == "MIT"
     assert graph.source["repository"].endswith("microsoftgraph/microsoft-graph-devx-content")
-    assert graph.version == "2026-08-07+6cbd6bbd"
+    additions_file = "src/ramscope/providers/data/microsoft-graph.additions.json"
+    additions = hashlib.sha256((REPO / additions_file).read_bytes()).hexdigest()
+    assert graph.version == f"2026-08-07+6cbd6bbd.r{additions[:8]}"
+    assert graph.source["additions"] == {"file": additions_file, "sha256": additions}
     assert (VENDOR / "LICENSE").read_text().startswith("MIT") or "MIT" in (VENDOR / "LICENSE").read_text()
 
 

@@ -68,11 +68,13 @@ def derive(cache: Path) -> Callable[..., Report]:
 
 
 GRAPH_CASES = [
-    ("me.ListMessages", "END_USER", "Mail.ReadBasic"),
-    ("me.ListMessages", "AGENT", "Mail.ReadBasic.All"),
+    # Microsoft marks Mail.ReadBasic (no bodies) and Mail.ReadWrite (a write): neither does a read's job.
+    ("me.ListMessages", "END_USER", "Mail.Read"),
+    ("me.ListMessages", "AGENT", "Mail.Read"),
     ("me.sendMail", "END_USER", "Mail.Send"),
     ("me.CreateEvents", "END_USER", "Calendars.ReadWrite"),
-    ("users.user.GetUser", "END_USER", "User.ReadBasic.All"),
+    # User.ReadBasic.All (marked) reads basic properties only; User.Read only the signed-in user's own.
+    ("users.user.GetUser", "END_USER", "User.Read.All"),
     ("me.user.GetUser", "END_USER", "User.Read"),
 ]
 
@@ -96,7 +98,7 @@ def test_graph_least_privilege_from_the_catalog(graph_report: Report, i: int, ca
 
 def test_graph_application_permissions_need_an_administrator(graph_report: Report) -> None:
     agent = graph_report.accesses[1]
-    assert agent.admin_consent == [G + "Mail.ReadBasic.All"]
+    assert agent.admin_consent == [G + "Mail.Read"]
     assert graph_report.accesses[0].admin_consent == []
 
 
@@ -109,7 +111,7 @@ def test_graph_report_names_the_catalog(graph_report: Report) -> None:
 def test_graph_consent_shows_microsofts_text_and_the_admin_flag(graph_report: Report, tmp_path: Path) -> None:
     data = consent_data(graph_report)
     md = render_markdown(data)
-    assert "Mail.ReadBasic.All" in md
+    assert "Mail.Read" in md
     assert "An administrator of your organisation must approve it" in md
     (perm,) = [p for r in data["resources"] for p in r["permissions"] if p["scope"] == G + "Mail.Send"]
     assert perm["name"] == "Mail.Send"
@@ -154,12 +156,16 @@ def test_policy_can_turn_a_catalog_off_or_name_one(derive: Callable[..., Report]
 def test_personal_accounts_use_the_personal_delegated_permissions(
     derive: Callable[..., Report], spec_server: LocalHTTPServer
 ) -> None:
-    """GET /users/{id}: work accounts get User.ReadBasic.All; personal accounts only have User.Read."""
+    """GET /users/{id}: work accounts get User.Read.All; personal accounts only have User.Read, the
+    signed-in user's own profile, which the report says is all it reaches."""
     manifest = card(spec_server, ("/graph.json", "", {"operation_id": "users.user.GetUser"}, {}))
     personal = derive(manifest, policy_from_dict({"catalogs": {"accounts": "personal"}}))
     (a,) = personal.accesses
     assert a.complete
     assert a.scopes == [G + "User.Read"]
+    assert a.choice is not None
+    assert a.choice["fallback"] == "slice"
+    assert "slice-permission-only" in [d.code for d, _ in personal.diagnostics]
 
 
 def test_unknown_catalog_in_policy_is_refused() -> None:

@@ -144,7 +144,9 @@ def test_forbidden_credentials_by_scheme_name(report: dict[str, Any]) -> None:
 def test_max_blast_radius_per_tier_and_identity(report: dict[str, Any]) -> None:
     rule = {"kind": "max-blast-radius", "max": 11, "tier": "OPTIONAL", "identity": "END_USER"}
     result = run(report, rules(rule))
-    assert ids(result) == [("max-blast-radius", PERSONAL)]
+    # The tier's total is the tier's: it names the widest access but is attributed to none (issue 22).
+    assert ids(result) == [("max-blast-radius", None)]
+    assert (result.findings[0].tier, result.findings[0].details["widest"]) == ("OPTIONAL", PERSONAL)
     assert result.findings[0].details["blast_radius"] == 12
     assert ids(run(report, rules({**rule, "max": 12}))) == []
     # RECOMMENDED holds no END_USER access: nothing granted.
@@ -318,8 +320,13 @@ def test_waivers_match_by_card_and_access(report: dict[str, Any]) -> None:
     rule = {"id": "no-calendar", "kind": "forbidden-scopes", "scopes": ["*calendar*"]}
     other_card = {"rule": "no-calendar", "card": "other/*.json", "justification": "not this card"}
     assert len(ids(run(report, rules(rule, waivers=(other_card,))))) == 2
-    by_name = {"rule": "no-calendar", "card": "Travel Reservation Agent", "access": "*personal*", "justification": "ok"}
-    result = run(report, rules(rule, waivers=(by_name,)))
+    # The card glob matches the card's path (relative to the rules file's directory), never its name.
+    by_name = {"rule": "no-calendar", "card": "Travel Reservation Agent", "justification": "its name"}
+    assert len(ids(run(report, rules(rule, waivers=(by_name,))))) == 2
+    report["card"]["source"] = str(TRAVEL)
+    by_path = {"rule": "no-calendar", "card": "examples/*.json", "access": "*personal*", "justification": "ok"}
+    doc = {"rule": [rule], "waiver": [by_path]}
+    result = run(report, parse_rules(doc, source="rules.toml", base_dir=str(TRAVEL.parent.parent)))
     assert ids(result) == [("no-calendar", CORPORATE)]
     assert result.exit_code == EXIT_RULES_FAILED
 

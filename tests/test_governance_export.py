@@ -38,9 +38,13 @@ def decide(
     *,
     identity: str,
     confirmed: bool = False,
-    principal: str = AGENT,
+    principal: str | None = None,
 ) -> bool:
-    """The Cedar engine's decision for one request, with the request validated against the schema."""
+    """The Cedar engine's decision for one request, with the request validated against the schema
+    (by default as the agent the policies name: its card's sha256)."""
+    if principal is None:
+        m = re.search(r'principal == Ramscope::Agent::"(sha256:[0-9a-f]{64})"', policies)
+        principal = m.group(1) if m else AGENT
     rtype, attrs = resource
     entities = [
         {"uid": {"type": "Ramscope::Agent", "id": principal}, "attrs": {}, "parents": []},
@@ -167,10 +171,11 @@ def test_strangers_strings_cannot_inject_policy_text(report: dict[str, Any]) -> 
     assert len(parsed) == 4
     assert all(x["principal"]["op"] == "==" and x["action"]["op"] == "==" for x in parsed.values())
     assert {x["annotations"]["id"] for x in parsed.values()} >= {"access:" + a["id"]}
-    assert decide(p, "GET", http("openholidaysapi.org", "/Public*Holidays"), identity="AGENT", principal=evil)
+    assert decide(p, "GET", http("openholidaysapi.org", "/Public*Holidays"), identity="AGENT")
     # The literal star is not a wildcard.
-    assert not decide(p, "GET", http("openholidaysapi.org", "/PublicXHolidays"), identity="AGENT", principal=evil)
-    assert not decide(p, "GET", http("openholidaysapi.org", "/PublicHolidays"), identity="AGENT", principal="x")
+    assert not decide(p, "GET", http("openholidaysapi.org", "/PublicXHolidays"), identity="AGENT")
+    # The principal is the card's digest, not the name it chose.
+    assert not decide(p, "GET", http("openholidaysapi.org", "/Public*Holidays"), identity="AGENT", principal=evil)
 
 
 def test_json_allowlist(report: dict[str, Any]) -> None:
@@ -199,11 +204,19 @@ def test_json_allowlist(report: dict[str, Any]) -> None:
     }
 
 
-def test_reserved_expansion_parameters_may_hold_slashes() -> None:
-    """Discovery's {+name} parameters span segments; plain ones do not."""
-    conds = cedar._like_conditions("/v1/{+name}/items/{id}")
-    assert conds == ['resource.path like "/v1/*/items/*"', '!(resource.path like "/v1/*/items/*/*")']
-    assert re.match(cedar._regex("/v1/{+name}/items/{id}"), "/v1/projects/p/items/7")
+def test_reserved_expansion_is_spelled_out_by_its_pattern() -> None:
+    """Discovery's {+name} spans the segments its pattern names, each one segment; plain ones one."""
+    target = {
+        "kind": "google-discovery",
+        "path": "/v1/{+name}/items/{id}",
+        "hints": {"reserved_patterns": {"name": "^projects/[^/]+$"}},
+    }
+    t = cedar.path_template(target)
+    assert isinstance(t, cedar.PathTemplate)
+    assert t.text == "/v1/projects/{name.0}/items/{id}"
+    assert cedar._like_conditions(t)[0] == 'resource.path like "/v1/projects/*/items/*"'
+    assert re.fullmatch(cedar._regex(t), "/v1/projects/p/items/7")
+    assert not re.fullmatch(cedar._regex(t), "/v1/projects/p/q/items/7")
 
 
 def test_cli_export(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -41,10 +41,22 @@ def index() -> SpecIndex:
 
 
 def test_operation_id_first(index: SpecIndex) -> None:
-    """operation_id wins over path + method, and says so in matched_by."""
-    got = resolve(*rest_operation("getPublicHoliday", "GET", "/PublicHolidays"), index)
+    """operation_id is matched first, and says so in matched_by; path + method naming the same
+    operation (or none) agree with it."""
+    got = resolve(*rest_operation("getPublicHoliday", "GET", "/PublicHolidays/{id}"), index)
     assert isinstance(got, Target)
     assert (got.entry.key, got.matched_by, got.diagnostics) == ("getPublicHoliday", "operation_id", ())
+    got = resolve(*rest_operation("getPublicHoliday", "GET", "/Nowhere"), index)
+    assert isinstance(got, Target)
+    assert got.entry.key == "getPublicHoliday"
+
+
+def test_path_and_method_naming_another_operation_is_an_error(index: SpecIndex) -> None:
+    """operation_id and resource_path + http_method naming two operations: a contradiction (issue 22)."""
+    got = resolve(*rest_operation("getPublicHoliday", "GET", "/PublicHolidays"), index)
+    assert isinstance(got, Unresolved)
+    assert got.reason == "selector-contradiction"
+    assert "names operation 'getPublicHolidays'" in got.message
 
 
 @pytest.mark.parametrize(
@@ -89,12 +101,13 @@ def test_operation_id_not_found_falls_back_with_a_warning(index: SpecIndex) -> N
     assert "getPublicHolidays (GET /api/PublicHolidays)" in warn.data["suggestions"]
 
 
-def test_method_mismatch_is_a_warning(index: SpecIndex) -> None:
-    """operation_id found but http_method disagrees: the spec's operation is used, with a warning."""
+def test_method_mismatch_is_an_error(index: SpecIndex) -> None:
+    """operation_id found but http_method disagrees: the card contradicts itself, nothing is guessed (issue 22)."""
     got = resolve(*rest_operation("getPublicHolidays", "DELETE"), index)
-    assert isinstance(got, Target)
-    assert [(d.code, d.path) for d in got.diagnostics] == [
-        ("http-method-mismatch", "/operations/0/api_operation_spec/http_method")
+    assert isinstance(got, Unresolved)
+    assert got.reason == "selector-contradiction"
+    assert [(d.code, d.severity.value, d.path) for d in got.diagnostics] == [
+        ("http-method-mismatch", "error", "/operations/0/api_operation_spec/http_method")
     ]
 
 

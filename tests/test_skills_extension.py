@@ -185,14 +185,14 @@ def test_derive_skill(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     out = capsys.readouterr().out
     assert "[skill destination-brief]" in out
     assert "lookup-weather" in out
-    # Neither the other skill's accesses nor their findings (the calendar's ambiguous choice).
+    # Neither the other skill's accesses nor their findings (the calendar's narrower options).
     assert "create-personal" not in out
     assert main([*g, "derive", "--skill", "destination-brief", str(TRAVEL_SKILLS)]) == 0
     brief = json.loads(capsys.readouterr().out)
     assert not [d for d in brief["diagnostics"] if "resource_accesses/0" in d["path"] or PERSONAL in d["message"]]
     assert main([*g, "derive", str(TRAVEL_SKILLS)]) == 0
     whole = json.loads(capsys.readouterr().out)
-    assert [d for d in whole["diagnostics"] if d["code"] == "ambiguous-scope-choice"]
+    assert [d for d in whole["diagnostics"] if d["code"] == "narrower-option"]
 
 
 def test_unknown_skill_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -33,6 +33,9 @@
                                  # accounts, the default, or "personal" Microsoft accounts
     resources = { outlook = "microsoft-graph", mirror = "none" }   # by resource id: use this
                                  # catalog although the spec's servers do not match it, or none
+    github = "fine-grained"      # GitHub token family picked: "fine-grained" (GitHub Apps,
+                                 # fine-grained tokens), the default, or "classic" (OAuth Apps,
+                                 # classic tokens); the report gives the other family's pick too
 
 Every effect a policy has on a choice is recorded in the report.
 """
@@ -98,6 +101,8 @@ class Policy:
     #: Administrator permissions compete with a user's own (see ``derive.reach``).
     allow_admin: bool = False
     slices: tuple[SliceOptIn, ...] = ()
+    #: Which GitHub token family END_USER accesses use: "fine-grained" or "classic".
+    github_family: str = "fine-grained"
 
     def slice_opted(self, access_id: str, resource_id: str, scope: str) -> bool:
         """Has the reviewer opted this access into the slice permission ``scope``?"""
@@ -162,8 +167,11 @@ class Policy:
                 else {}
             )
             | (
-                {"catalogs": {"accounts": self.graph_accounts, "resources": dict(self.catalog_for)}}
-                if self.catalog_for or self.graph_accounts != "work"
+                {
+                    "catalogs": {"accounts": self.graph_accounts, "resources": dict(self.catalog_for)}
+                    | ({"github": self.github_family} if self.github_family != "fine-grained" else {})
+                }
+                if self.catalog_for or self.graph_accounts != "work" or self.github_family != "fine-grained"
                 else {}
             )
         )
@@ -171,7 +179,7 @@ class Policy:
 
 _TOP_KEYS = {"exclude", "prefer", "pin", "use_default_excludes", "version", "catalogs", "allow_admin", "slice"}
 _SLICE_KEYS = {"access", "resource", "scopes", "reason"}
-_CATALOG_KEYS = {"accounts", "resources"}
+_CATALOG_KEYS = {"accounts", "resources", "github"}
 _PIN_KEYS = {"access", "operation", "scopes", "scheme", "reason"}
 
 
@@ -186,6 +194,9 @@ def load_policy(path: str | os.PathLike[str]) -> Policy:
         raise PolicyError("is not valid UTF-8", source=source) from None
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"invalid TOML: {exc}", source=source) from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively: a few thousand "[" is enough.
+        raise PolicyError("invalid TOML: nested too deeply", source=source) from None
     return policy_from_dict(doc, source=source)
 
 
@@ -241,7 +252,7 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
                 reason=raw.get("reason", ""),
             )
         )
-    catalog_for, accounts = _catalogs(doc.get("catalogs", {}), source)
+    catalog_for, accounts, github = _catalogs(doc.get("catalogs", {}), source)
     allow_admin = doc.get("allow_admin", False)
     if not isinstance(allow_admin, bool):
         raise PolicyError("expected true or false", source=source, pointer="/allow_admin")
@@ -255,6 +266,7 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
         accounts,
         allow_admin,
         _slices(doc.get("slice", []), source),
+        github,
     )
 
 
@@ -289,7 +301,7 @@ def _slices(raw: Any, source: str) -> tuple[SliceOptIn, ...]:
     return tuple(out)
 
 
-def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str]:
+def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str, str]:
     from .providers import CATALOGS  # noqa: PLC0415 - the registry, not the data
 
     if not isinstance(raw, dict):
@@ -304,6 +316,9 @@ def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str]:
     accounts = raw.get("accounts", "work")
     if accounts not in ("work", "personal"):
         raise PolicyError('expected "work" or "personal"', source=source, pointer="/catalogs/accounts")
+    github = raw.get("github", "fine-grained")
+    if github not in ("fine-grained", "classic"):
+        raise PolicyError('expected "fine-grained" or "classic"', source=source, pointer="/catalogs/github")
     resources = raw.get("resources", {})
     if not isinstance(resources, dict):
         raise PolicyError(
@@ -317,7 +332,7 @@ def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str]:
                 source=source,
                 pointer=f"/catalogs/resources/{rid}",
             )
-    return tuple(sorted(resources.items())), accounts
+    return tuple(sorted(resources.items())), accounts, github
 
 
 def _globs(doc: Mapping[str, Any], key: str, source: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Refresh a permission universe from its provider, through the spec store (``ramscope universe refresh``).
+"""Refresh a permission universe or catalog from its provider, through the spec store (``ramscope universe refresh``).
 
 Google: the Discovery directory (``https://www.googleapis.com/discovery/v1/apis``) lists every API
 with its ``discoveryRestUrl``; each document is fetched through the same guarded, cached store as any
@@ -17,6 +17,10 @@ nothing (issue 22):
 * documents are read one at a time (each parsed, compiled into the running tables, dropped), and
   each is bounded in bytes and in parsed nodes like any spec;
 * on failure nothing is stored: the universe in use stays.
+
+Microsoft Graph's catalog likewise (``ramscope universe refresh microsoft-graph``): Microsoft's newest
+``permissions.json``, fetched through the same store, compiled with ramscope's reviewed additions;
+not from a cassette either.
 """
 
 from __future__ import annotations
@@ -32,7 +36,19 @@ import orjson
 from .errors import FetchError, InputError, LimitError
 from .providers.universe import Universe, build_google, encode
 
-__all__ = ["GOOGLE_DIRECTORY", "NAMESPACE", "RefreshResult", "UniverseChanges", "compare", "refresh_google"]
+__all__ = [
+    "CATALOG_NAMESPACE",
+    "GOOGLE_DIRECTORY",
+    "GRAPH_PERMISSIONS",
+    "NAMESPACE",
+    "REFRESHABLE_CATALOGS",
+    "CatalogRefreshResult",
+    "RefreshResult",
+    "UniverseChanges",
+    "compare",
+    "refresh_catalog",
+    "refresh_google",
+]
 
 #: The cache artifact namespace of refreshed universes (key: the universe's name).
 NAMESPACE = "universe"
@@ -254,3 +270,70 @@ def refresh_google(
     # Small, so that every run's reuse key can include it without decoding the universe.
     store.put_artifact(NAMESPACE, version_key(universe.name), universe.version.encode())
     return RefreshResult(universe, read, tuple(failed), changes, against_shipped)
+
+
+# --------------------------------------------------------------------------- catalogs
+
+#: The cache artifact namespace of refreshed catalogs (key: the catalog's name).
+CATALOG_NAMESPACE = "catalog"
+#: Microsoft's permissions data, newest commit of its default branch.
+GRAPH_PERMISSIONS = (
+    "https://raw.githubusercontent.com/microsoftgraph/microsoft-graph-devx-content/master/permissions/new/permissions.json"
+)
+#: Catalogs ``refresh_catalog`` can rebuild from their provider's data (GitHub's spans several
+#: generated files and a reviewed reading of its docs: refreshed by re-vendoring, not here).
+REFRESHABLE_CATALOGS = ("microsoft-graph",)
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRefreshResult:
+    name: str
+    version: str
+    entries: int
+    url: str
+    sha256: str
+
+
+def refresh_catalog(store: Any, name: str = "microsoft-graph", *, url: str = GRAPH_PERMISSIONS) -> CatalogRefreshResult:
+    """Fetch ``name``'s permission data through ``store`` (guarded, cached; ``--offline`` serves the
+    cache, ``--cassette`` replays), compile it with ramscope's reviewed additions, and store it as an
+    artifact of the cache: derivations then prefer it to the shipped snapshot and reports name its
+    version. Fails (``InputError``) when the data cannot be read or compiled."""
+    import hashlib  # noqa: PLC0415
+
+    from .providers import CATALOGS  # noqa: PLC0415
+    from .providers.catalog import CatalogError, decode  # noqa: PLC0415
+    from .providers.graph import build_from, normalise_path, shipped_additions, twins  # noqa: PLC0415
+
+    if getattr(store, "replaying", False):
+        raise InputError(
+            "a catalog is not refreshed from a cassette: a cassette answers its own run only, and a "
+            "refreshed catalog answers every later run in this cache; refresh online"
+        )
+    if name not in REFRESHABLE_CATALOGS or name not in CATALOGS:
+        raise InputError(f"catalog {name!r} cannot be refreshed; refreshable: {', '.join(REFRESHABLE_CATALOGS)}")
+    try:
+        data = store.get(url).body
+    except FetchError as exc:
+        raise InputError(f"{name}'s permission data {url} could not be read: {exc}") from exc
+    sha = hashlib.sha256(data).hexdigest()
+    source = {
+        "repository": "https://github.com/microsoftgraph/microsoft-graph-devx-content",
+        "path": "permissions/new/permissions.json",
+        "from": url,
+        "commit": "",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "license": "MIT",
+        "sha256": sha,
+    }
+    try:
+        compiled = build_from(data, source, shipped_additions(), origin=url, strict=False)
+        cat = decode(compiled, normalise_path, twins)
+        count = len(cat)
+    except (ValueError, CatalogError) as exc:
+        raise InputError(f"{url} is not Microsoft's permissions data: {exc}") from exc
+    if count == 0:
+        raise InputError(f"{url} lists no endpoint")
+    store.put_artifact(CATALOG_NAMESPACE, name, compiled)
+    store.put_artifact(CATALOG_NAMESPACE, version_key(name), cat.version.encode())
+    return CatalogRefreshResult(name, cat.version, count, url, sha)

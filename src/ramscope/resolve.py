@@ -68,8 +68,9 @@ OPERATION_ID_NOT_FOUND = rule(
 )
 HTTP_METHOD_MISMATCH = rule(
     "http-method-mismatch",
-    Severity.WARNING,
-    "The operation found by operation_id has another HTTP method than the manifest's http_method.",
+    Severity.ERROR,
+    "The operation found by operation_id has another HTTP method or path than the manifest's "
+    "http_method and resource_path say: the card contradicts itself, and nothing is derived from it.",
     stage=_S,
 )
 OPERATION_NOT_FOUND = rule(
@@ -77,6 +78,13 @@ OPERATION_NOT_FOUND = rule(
 )
 AMBIGUOUS_OPERATION = rule(
     "ambiguous-operation", Severity.ERROR, "Several operations of the spec match the manifest's operation.", stage=_S
+)
+PATH_SPELLING = rule(
+    "operation-path-spelling",
+    Severity.INFO,
+    "The resource path matched the spec's operation under another documented spelling of the same endpoint "
+    "(an OData action without its namespace, Graph's /me for /users/{id}).",
+    stage=_S,
 )
 NO_SELECTOR = rule(
     "no-selector",
@@ -213,15 +221,22 @@ def _resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Targ
             hits = index.by_operation_id.get(_stone_id(op_id.strip()), [])
         if len(hits) == 1:
             entry = hits[0]
-            if method and method != entry.method:
+            by_path = index.by_method_path.get((method, normalize_path(path)), []) if path and method else []
+            other = (
+                next((e for e in by_path if e is not entry and e.key != entry.key), None) if len(by_path) == 1 else None
+            )
+            if (method and method != entry.method) or other is not None:
+                # Which one the card means cannot be told: the method (what a gateway permits, what
+                # confirm-writes judges) or the id. Neither is guessed (issue 22).
                 assert aos is not None
-                notes.append(
-                    HTTP_METHOD_MISMATCH(
-                        aos.loc.of("http_method"),
-                        f"operation_id {op_id!r} is {entry.method} {entry.full_path or entry.path} in the spec, "
-                        f"but http_method says {method}; the spec's operation is used",
-                    )
+                said = f"{method} {raw_path}" if other is not None else f"http_method {method}"
+                message = (
+                    f"operation_id {op_id!r} is {entry.method} {entry.full_path or entry.path} in the spec, but "
+                    f"{said} names {'operation ' + repr(other.key) if other is not None else 'another method'}: "
+                    "the card contradicts itself"
                 )
+                ptr = aos.loc.of("http_method")
+                return Unresolved("selector-contradiction", message, (), (*notes, HTTP_METHOD_MISMATCH(ptr, message)))
             return _target(index, entry, "operation_id", notes, spec_ptr)
         assert aos is not None
         if len(hits) > 1:
@@ -239,6 +254,17 @@ def _resolve(resource: Resource, operation: Operation, index: SpecIndex) -> Targ
 
     if path and method:
         hits = index.by_method_path.get((method, normalize_path(path)), [])
+        if not hits:
+            hits, why = _other_spelling(index, method, path)
+            if len(hits) == 1:
+                e = hits[0]
+                notes.append(
+                    PATH_SPELLING(
+                        aos_ptr,
+                        f"{method} {raw_path} is spelled {e.method} {e.path} in {index.url} ({why})",
+                        data={"path": e.path},
+                    )
+                )
         if len(hits) == 1:
             return _target(index, hits[0], "path_method", notes, spec_ptr)
         if len(hits) > 1:
@@ -530,13 +556,67 @@ def _suggest(index: SpecIndex, op_id: str, method: str, path: str, n: int = 3) -
             label = _label(ids[match])
             scored[label] = max(scored.get(label, 0.0), _ratio(op_id, match))
     if path:
-        wanted = f"{method} {normalize_path(path)}".strip()
         spellings = with_method if method else without_method
-        # Each operation has several spellings (with and without base path): ask for more than n.
-        for match in _closest(wanted, list(spellings), n * 4):
-            label = _label(spellings[match])
-            scored[label] = max(scored.get(label, 0.0), _ratio(wanted, match))
+        wanted_all = [f"{method} {normalize_path(path)}".strip()]
+        if _odata_spellings(index):
+            wanted_all.append(f"{method} {_odata_key(path)}".strip())
+        for wanted in wanted_all:
+            # Each operation has several spellings (with and without base path): ask for more than n.
+            for match in _closest(wanted, list(spellings), n * 4):
+                label = _label(spellings[match])
+                scored[label] = max(scored.get(label, 0.0), _ratio(wanted, match))
     return tuple(sorted(scored, key=lambda k: (-scored[k], k))[:n])
+
+
+#: Spec paths of an OData service qualify actions and functions with their namespace.
+_ODATA_SEGMENT = re.compile(r"/microsoft\.graph\.[A-Za-z]")
+_ODATA: dict[tuple[str, str], dict[tuple[str, str], list[OperationEntry]]] = {}
+
+
+def _odata_key(path: str) -> str:
+    from .providers.graph import normalise_path  # noqa: PLC0415 - only OData specs need it
+
+    return normalise_path(path)
+
+
+def _odata_spellings(index: SpecIndex) -> dict[tuple[str, str], list[OperationEntry]]:
+    """(METHOD, namespace-free key) -> operations, for a spec whose paths use OData namespaces
+    (``/me/microsoft.graph.sendMail``); empty for any other spec. Built once per spec."""
+    key = (index.url, index.sha256)
+    hit = _ODATA.get(key)
+    if hit is not None:
+        return hit
+    out: dict[tuple[str, str], list[OperationEntry]] = {}
+    if any(_ODATA_SEGMENT.search(e.path or "") for e in index.operations):
+        for e in index.operations:
+            for p in dict.fromkeys(x for x in (e.full_path, e.path, *e.alt_paths) if x):
+                bucket = out.setdefault((e.method, _odata_key(p)), [])
+                if all(x.key != e.key for x in bucket):
+                    bucket.append(e)
+    if len(_ODATA) >= 8:
+        _ODATA.pop(next(iter(_ODATA)))
+    _ODATA[key] = out
+    return out
+
+
+def _other_spelling(index: SpecIndex, method: str, path: str) -> tuple[list[OperationEntry], str]:
+    """The operations an OData spec spells otherwise: the action segment with or without its
+    ``microsoft.graph.`` namespace, any letter case, and Graph's ``/me/...`` twin ``/users/{id}/...``
+    (and back) where the spec lists only one of them."""
+    spellings = _odata_spellings(index)
+    if not spellings:
+        return [], ""
+    from .providers.graph import twins  # noqa: PLC0415 - only OData specs need it
+
+    key = _odata_key(path)
+    hits = spellings.get((method, key), [])
+    if hits:
+        return hits, "the OData namespace and letter case aside"
+    for twin, meaning in twins(key):
+        hits = spellings.get((method, twin), [])
+        if hits:
+            return hits, f"its documented twin: {meaning}"
+    return [], ""
 
 
 _Candidates = tuple[dict[str, OperationEntry], dict[str, OperationEntry], dict[str, OperationEntry]]
@@ -558,6 +638,11 @@ def _candidates(index: SpecIndex) -> _Candidates:
                 norm = normalize_path(p)
                 with_method.setdefault(f"{e.method} {norm}", e)
                 without_method.setdefault(norm, e)
+    # An OData spec's operations also under their namespace-free spelling, so that "/me/sendMail"
+    # finds "/me/microsoft.graph.sendMail" (a card writes what Microsoft's docs write).
+    for (verb, spelled), entries in _odata_spellings(index).items():
+        with_method.setdefault(f"{verb} {spelled}", entries[0])
+        without_method.setdefault(spelled, entries[0])
     if len(_CANDIDATES) >= 8:
         _CANDIDATES.pop(next(iter(_CANDIDATES)))
     _CANDIDATES[key] = (ids, with_method, without_method)

@@ -62,8 +62,28 @@ class Parser(argparse.ArgumentParser):
             unknown = re.match(r"unrecognized arguments: (\S+)", message)
             if not unknown or not unknown.group(1).startswith("-"):
                 return ""
-            near = difflib.get_close_matches(unknown.group(1).split("=", 1)[0], option_strings(self), n=1, cutoff=0.6)
+            option = unknown.group(1).split("=", 1)[0]
+            owners = command_options(self).get(option)
+            if owners:
+                # A real option, of a command, given before it: "did you mean '--no-reuse'" would be no help.
+                names = ", ".join(f"'{c}'" for c in owners[:3]) + (" ..." if len(owners) > 3 else "")
+                example = f"{self.prog} {owners[0]} {option} ..."
+                return f" ('{option}' is an option of {names}: give it after the command, e.g. '{example}')"
+            near = difflib.get_close_matches(option, option_strings(self), n=1, cutoff=0.6)
         return f" (did you mean '{near[0]}'?)" if near else ""
+
+
+def command_options(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
+    """Each option string only a subcommand knows (not ``parser`` itself) -> the commands that take it."""
+    own = {s for a in parser._actions for s in a.option_strings}
+    out: dict[str, list[str]] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                for s in option_strings(sub):
+                    if s not in own and name not in out.setdefault(s, []):
+                        out[s].append(name)
+    return out
 
 
 def option_strings(parser: argparse.ArgumentParser) -> list[str]:

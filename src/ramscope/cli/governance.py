@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
@@ -30,6 +29,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
+    from ..card import Card
     from ..derive import Engine
     from ..governance.locate import Locator
     from ..outputs.report import Report, StoredReport
@@ -116,19 +116,48 @@ def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tupl
                 if card.document.get("report_version") is not None and "tiers" in card.document:
                     saved = dict(card.document)
                     check_report_shape(saved, source=str(path))
-                    source = saved["card"].get("source")
-                    locator = Locator()
-                    # A saved report points back at its card: findings are placed there when it is readable.
-                    if isinstance(source, str) and source and os.path.isfile(source):
-                        with contextlib.suppress(InputError):
-                            locator = Locator.for_card(load_card(source))
-                    out.append((saved, locator))
+                    # A saved report is a stranger's claim about a card: used only with that card, and
+                    # only if the card's sha256 is the one it names (waivers match the card's path).
+                    out.append((saved, Locator.for_card(_card_of_report(saved, str(path)))))
                 else:
                     out.append((engine.derive(card).to_dict(), Locator.for_card(card)))
             except InputError as exc:
                 fail(str(exc))
                 worst = EXIT_USAGE
     return out, worst
+
+
+def _card_of_report(saved: dict[str, Any], path: str) -> Card:
+    """The card a saved report was derived from, checked against the sha256 the report names.
+
+    Raises :class:`InputError` when the card is not readable where the report says (relative to the
+    working directory, or to the report's own directory) or its digest differs: the report may
+    describe another card, or an older version of this one.
+    """
+    from ..card import load_card
+
+    source = saved["card"].get("source")
+    digest = saved["card"].get("sha256")
+    if not isinstance(source, str) or not source or "://" in source or source.startswith("<"):
+        raise InputError(f"the report names no card file to check it against (source {source!r})", source=path)
+    candidates = [source]
+    if not os.path.isabs(source):
+        candidates.append(os.path.join(os.path.dirname(os.path.abspath(path)), source))
+    found = next((c for c in candidates if os.path.isfile(c)), None)
+    if found is None:
+        raise InputError(
+            f"the report's card {source!r} is not readable: a saved report is used only beside its card "
+            "(or give the card itself)",
+            source=path,
+        )
+    card = load_card(found)
+    if card.sha256 != digest:
+        raise InputError(
+            f"the report is not of the card {source!r} as it is now (sha256 {str(digest)[:12]}... in the report, "
+            f"{card.sha256[:12]}... on disk): derive it again",
+            source=path,
+        )
+    return card
 
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
@@ -158,7 +187,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
 
 def _configure_export(p: argparse.ArgumentParser) -> None:
-    p.add_argument("card", metavar="CARD", help="a card or a saved `derive` report")
+    p.add_argument("card", nargs="?", metavar="CARD", help="a card or a saved `derive` report (not for cedar-schema)")
     format_option(p, ("cedar", "cedar-schema", "json"), "cedar")
     p.add_argument("--schema", type=Path, metavar="FILE", help="with --format cedar: also write the Cedar schema here")
     p.add_argument("--skill", metavar="ID", help="only what this skill may do (per-skill permission sets)")
@@ -169,14 +198,19 @@ def _run_export(args: argparse.Namespace) -> int:
     from .._io import atomic_write
     from ..governance import cedar
 
-    target = output_target(args, [args.card])
+    target = output_target(args, [args.card] if args.card else [])
     if args.format == "cedar-schema":
         emit(args, cedar.cedar_schema(), target)
         return EXIT_OK
+    if not args.card:
+        return fail(f"export --format {args.format} needs a CARD (only --format cedar-schema is written without one)")
     reports, worst = _governed(args, [args.card])
     if not reports:
         return worst
     report = reports[0][0]
+    if isinstance(report.get("card"), dict) and report["card"].get("valid") is not True:
+        # What an invalid card declares may be less or other than what it does: nothing is written.
+        return fail(f"{args.card}: the card is invalid (see `ramscope validate`): nothing exported", EXIT_INVALID)
     if args.skill:
         from ..governance.skills import restrict_report_dict
 

@@ -23,21 +23,29 @@ def _configure_universe(p: argparse.ArgumentParser) -> None:
         "action",
         choices=("show", "refresh"),
         help="show: the universes and catalogs in use and their versions; refresh: rebuild Google's "
-        "universe from its Discovery directory over https, through the spec cache (not from a cassette); "
-        "all or nothing: any failed document, or a result losing APIs or methods of the shipped universe, "
-        "stores nothing (exit 2) unless --force",
+        "universe from its Discovery directory over https, or Microsoft Graph's catalog from Microsoft's "
+        "newest permissions.json, through the spec cache (not from a cassette); Google's refresh is all or "
+        "nothing: any failed document, or a result losing APIs or methods of the shipped universe, stores "
+        "nothing (exit 2) unless --force",
     )
-    p.add_argument("name", nargs="?", choices=("google",), default="google", help="the universe (default google)")
+    p.add_argument(
+        "name",
+        nargs="?",
+        choices=("google", "microsoft-graph"),
+        default="google",
+        help="the universe or catalog (default google)",
+    )
     p.add_argument(
         "--directory",
         default=None,
         metavar="URL",
         help="the Discovery directory to read: only Google's, https://www.googleapis.com/discovery/v1/apis",
     )
+    p.add_argument("--url", default=None, metavar="URL", help="microsoft-graph: the permissions.json to read")
     p.add_argument(
         "--force",
         action="store_true",
-        help="refresh: store the universe even if some documents failed or it loses APIs or methods",
+        help="refresh google: store the universe even if some documents failed or it loses APIs or methods",
     )
     p.add_argument("--format", choices=("json", "text"), default="text")
 
@@ -46,6 +54,8 @@ def _run_universe(args: argparse.Namespace) -> int:
     from .. import providers
     from ..refresh import GOOGLE_DIRECTORY, refresh_google
 
+    if args.action == "refresh" and args.name != "google":
+        return _refresh_catalog(args)
     with open_engine(args) as engine:
         if args.action == "refresh":
             from ..providers import GOOGLE
@@ -77,7 +87,11 @@ def _run_universe(args: argparse.Namespace) -> int:
                         "refreshed": used is not None and shipped is not None and used.version != shipped.version,
                     }
                 )
-            catalogs = [c.summary() for name in providers.CATALOGS if (c := providers.catalog(name)) is not None]
+            catalogs = [
+                c.summary() | {"refreshed": c is not providers.catalog(name)}
+                for name in providers.CATALOGS
+                if (c := engine.catalog(name)) is not None
+            ]
             doc = {"universes": universes, "catalogs": catalogs}
     if args.format == "json":
         write_json(sys.stdout, doc)
@@ -99,7 +113,31 @@ def _run_universe(args: argparse.Namespace) -> int:
             f"{item.get('operations', 0)} operations)\n"
         )
     for item in doc["catalogs"]:
-        sys.stdout.write(f"catalog {item['name']}: version {item['version']} ({item['entries']} entries)\n")
+        origin = "refreshed" if item.get("refreshed") else "shipped"
+        sys.stdout.write(f"catalog {item['name']}: version {item['version']} ({origin}, {item['entries']} entries)\n")
+    return EXIT_OK
+
+
+def _refresh_catalog(args: argparse.Namespace) -> int:
+    from ..refresh import GRAPH_PERMISSIONS, refresh_catalog
+
+    with open_engine(args) as engine:
+        result = refresh_catalog(engine.store, args.name, url=args.url or GRAPH_PERMISSIONS)
+    if args.format == "json":
+        write_json(
+            sys.stdout,
+            {
+                "refreshed": {
+                    "name": result.name,
+                    "version": result.version,
+                    "entries": result.entries,
+                    "url": result.url,
+                    "sha256": result.sha256,
+                }
+            },
+        )
+        return EXIT_OK
+    sys.stdout.write(f"{result.name}: {result.entries} entries, version {result.version}\n")
     return EXIT_OK
 
 

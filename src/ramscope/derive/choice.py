@@ -28,12 +28,21 @@ from ..privilege import (
     fits,
 )
 from ..providers.catalog import Catalog
-from ..providers.reach import Principal, Reach, classify, operation_note, provider_of
+from ..providers.reach import (
+    Principal,
+    Reach,
+    classify,
+    endpoint_families,
+    family_known,
+    operation_note,
+    permission_family,
+    provider_of,
+)
 from ..providers.universe import Universe
-from ..specs.model import OperationEntry, SchemeRequirement, SchemeType, SpecKind
+from ..specs.model import FlowKind, OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from . import sources
 from .borrowing import described
-from .reach import Ranked, rank_by_reach
+from .reach import CONFINED, Ranked, rank_by_reach
 from .records import (
     _alt_label,
     _credentials,
@@ -159,7 +168,7 @@ class Choosing(RunState):
         api = _api_of(space, entry)
         choice = choose_least_privilege(space, candidates, api=api) if candidates else None
         if choice is not None and p.catalog_entry is not None and pin is None:
-            choice, method = self._provider_least(p, space, candidates, choice, api, method, effects)
+            choice, method = self._provider_least(p, space, candidates, choice, api, method, effects, ranked)
         if choice is not None and ranked is not None:
             choice = self._suspect(p, choice, ranked, space, api)
         if choice is not None and pin is None:
@@ -219,12 +228,84 @@ class Choosing(RunState):
                 "candidates": [_alt_label(r) for r, _ in choice.rivals],
                 "rivals": [_rival(r, m, choice.granted, ranked) for r, m in choice.rivals],
             }
-            | (_reach_json(ranked, alt) if ranked is not None else {}),
+            | (_reach_json(ranked, alt) if ranked is not None else {})
+            | self._catalog_json(p, alt, grants),
             scope_servers={atom.scope: atom.namespace for atom in sorted(alt.atoms) if atom.is_scope},
             scope_names=_scope_names(p, alt),
             admin_consent=_admin_consent(p, alt),
         )
         return Outcome(a, key, record, grants, tuple(candidates), alt)
+
+    def _catalog_json(self, p: Pending, alt: Alternative, grants: SpecGrants) -> dict[str, Any]:
+        """What a catalog says beside the pick: permissions needed only under a condition (not ANDed),
+        what the provider says of calls without authentication, and for GitHub the token family."""
+        entry = p.catalog_entry
+        if p.catalog is None or entry is None:
+            return {}
+        schemes = {t.scheme for t in alt.terms}
+        out: dict[str, Any] = {
+            "conditional": [
+                {"scopes": [scope], "condition": cond} for scheme, scope, cond in entry.conditional if scheme in schemes
+            ],
+            "public": entry.public or None,
+        }
+        if p.catalog.name == "github":
+            out["token_family"] = self._token_family(p, alt, grants)
+        return out
+
+    def _token_family(self, p: Pending, alt: Alternative, grants: SpecGrants) -> dict[str, Any] | None:
+        """GitHub: which token family the pick is of, why (the policy, or the endpoint takes no other),
+        and the other family's own least pick for the same access, so both are in the report."""
+        from ..providers.github import CLASSIC, USER  # noqa: PLC0415 - the provider's names
+
+        families = {USER: "fine-grained", CLASSIC: "classic"}
+        picked = next((families[t.scheme] for t in alt.terms if t.scheme in families), None)
+        if picked is None:
+            # An installation token: one family only.
+            return None
+        wanted = self.policy.github_family
+        why = None
+        entry = p.catalog_entry
+        if picked != wanted and entry is not None:
+            why = next(
+                (n for n in entry.notes if "does not work with" in n or "not recorded" in n),
+                f"the endpoint lists no {wanted} permission",
+            )
+        other_scheme = USER if picked == "classic" else CLASSIC
+        other_why = None
+        full = p.catalog_full or entry
+        other: list[str] | None = None
+        if full is not None:
+            reqs = tuple(r for r in full.requirements if all(t.scheme == other_scheme for t in r))
+            alts = [
+                a
+                for a in grants.alternatives_of(reqs)
+                if fits(a.terms, grants.index.scheme_map, p.access.identity_used).ok
+            ]
+            if alts:
+                ranked = rank_by_reach(
+                    alts,
+                    self._reach_of(p),
+                    operation_id=p.found.entry.operation_id or p.found.entry.key,
+                    identity=p.access.identity_used,
+                    allow_admin=self.policy.allow_admin,
+                )
+                best = choose_least_privilege(self.space, list(ranked.eligible), api=None) if ranked.eligible else None
+                other = best.alternative.scopes if best is not None else None
+            elif entry is not None:
+                other_why = next(
+                    (n for n in full.notes if "does not work with" in n or "not recorded" in n),
+                    "the endpoint lists no permission of that family",
+                )
+        return {
+            "picked": picked,
+            "why": why,
+            "other": {
+                "family": "classic" if picked == "fine-grained" else "fine-grained",
+                "scopes": other,
+                "why": other_why,
+            },
+        }
 
     def _provider(self, p: Pending, requirements: Any) -> str:
         """Whose permissions these are: the catalog's provider, else what the scopes' spelling says."""
@@ -250,17 +331,21 @@ class Choosing(RunState):
                 return hit
             description = ""
             provider = ""
+            app_only = False
             if p.catalog is not None:
                 provider = p.catalog.name
                 perm = p.catalog.permission(scheme_name, scope)
                 description = perm.description if perm is not None else ""
+                # Graph's application permissions, a GitHub App's installation token: only the app holds them.
+                cs = p.catalog.scheme_map.get(scheme_name)
+                app_only = cs is not None and cs.flow_kinds == frozenset({FlowKind.CLIENT_CREDENTIALS})
             else:
                 # A provider's own words over a spec's: a foreign spec may describe a provider's scope otherwise.
                 description = next((u.descriptions[scope] for u in self.space.universes if scope in u.descriptions), "")
                 if not description:
                     scheme = index.scheme_map.get(scheme_name)
                     description = (scheme.scope_description(scope) or "") if scheme is not None else ""
-            hit = classify(scope, description or "", provider=provider)
+            hit = classify(scope, description or "", provider=provider, app_only=app_only)
             holder = index.scheme_map.get(scheme_name)
             if hit.principal is Principal.USER and holder is not None and _ADMIN_SCHEME.search(holder.description):
                 # The token itself is an administrator's (Dropbox's team token): so is every scope on it.
@@ -285,8 +370,14 @@ class Choosing(RunState):
         offered = {alt.atoms: rs for alt, rs in ranked.narrower}
         by_scopes = {tuple(alt.scopes): alt for alt in candidates}
         for item in listed:
-            alt = by_scopes.get(tuple(item["scopes"]))
-            item["reach"] = {s: ranked.classes[s].to_dict() for s in item["scopes"] if s in ranked.classes} or None
+            # An incompatible alternative of another scheme may name the same scopes (Graph's delegated and
+            # application Mail.Read): it was never ranked, so it gets no class of the compatible one.
+            alt = by_scopes.get(tuple(item["scopes"])) if item.get("compatible", True) else None
+            item["reach"] = (
+                {s: ranked.classes[s].to_dict() for s in item["scopes"] if s in ranked.classes} or None
+                if alt is not None
+                else None
+            )
             item["set_aside"] = why.get(alt.atoms) if alt is not None else None
             rs = offered.get(alt.atoms) if alt is not None else None
             item["narrower"] = "; ".join(r.narrowing for r in rs) if rs else None
@@ -324,17 +415,26 @@ class Choosing(RunState):
 
     def _suspect(self, p: Pending, choice: Choice, ranked: Ranked, space: GrantSpace, api: str | None) -> Choice:
         """A read permission as least for a method that writes, from a provider's catalog: say so and
-        pick the write permission of the same family when one is listed."""
+        pick the write permission of the same family when one is listed.
+
+        A POST whose action reads (Graph's ``checkMemberGroups``, ``getCachedReport``,
+        ``getPresencesByUserId``: OData actions that return data) is no write, and a write permission
+        of another family is no reading of the same data: neither is suspect or picked."""
         entry = p.catalog_entry
         if entry is None or entry.method not in ("DELETE", "POST", "PATCH", "PUT"):
+            return choice
+        if entry.method == "POST" and _READ_ACTION.match(entry.path.rstrip("/").rsplit("/", 1)[-1]):
             return choice
         picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
         if not picked or any(r.level.name != "READ" for r in picked):
             return choice
+        families = {permission_family(r.scope) for r in picked}
         writers = [
             alt
             for alt, _why in ranked.set_aside
-            if alt.scopes and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
+            if alt.scopes
+            and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
+            and all(permission_family(s) in families for s in alt.scopes)
         ]
         better = choose_least_privilege(space, writers, api=api) if writers else None
         self.diags.append(
@@ -345,9 +445,10 @@ class Choosing(RunState):
                     f"{_alt_label(choice.alternative)} "
                     f"least for {entry.method} {entry.path}, a method that writes"
                     + (
-                        f"; the write permission {_alt_label(better.alternative)} is picked"
+                        f"; read as a write, the write permission of its family {_alt_label(better.alternative)} "
+                        "is picked"
                         if better
-                        else "; no write permission is listed"
+                        else "; no write permission of its family is listed, so the read one is kept"
                     ),
                     data={"read": choice.alternative.scopes, "write": better.alternative.scopes if better else None},
                 ),
@@ -375,18 +476,32 @@ class Choosing(RunState):
         api: str | None,
         method: str,
         effects: list[dict[str, Any]],
+        ranked: Ranked | None = None,
     ) -> tuple[Choice, str]:
         """Where the provider marks permissions least privileged for this endpoint and scheme, choose
-        among those by grant set; say so when the unrestricted lattice would have chosen otherwise."""
+        among those by grant set; say so when the unrestricted lattice would have chosen otherwise.
+
+        ``candidates`` are what :func:`~ramscope.derive.reach.rank_by_reach` left: the general,
+        lowest-level alternatives. A mark on one it set aside (limited, a slice, a higher level) does
+        not win; a mark on a permission of another resource family than the endpoint's, where one of
+        the endpoint's own family is eligible, is suspect and yields to it."""
         entry = p.catalog_entry
         assert entry is not None
-        marked = [
-            alt
-            for alt in candidates
-            if alt.terms and all(t.scopes and set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms)
-        ]
+
+        def is_marked(alt: Alternative) -> bool:
+            return bool(alt.terms) and all(
+                t.scopes and set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms
+            )
+
+        marked = [alt for alt in candidates if is_marked(alt)]
+        if not marked and ranked is not None:
+            # A general permission set aside only because a slice the operation stays inside does the job
+            # (User.Read on every /me operation) still wins where the provider marks it: Files.Read for
+            # GET /me/drives, whose data the signed-in user's profile does not reach.
+            marked = [alt for alt, why in ranked.set_aside if why == CONFINED and is_marked(alt)]
         if not marked:
-            return choice, method
+            return self._marks_set_aside(p, space, candidates, choice, api, method, ranked)
+        marked = self._family_consistent(p, candidates, marked)
         best = choose_least_privilege(space, marked, api=api)
         assert best is not None
         effects.append({"effect": "provider-least", "scopes": sorted({s for m in marked for s in m.scopes})})
@@ -405,6 +520,108 @@ class Choosing(RunState):
                 )
             )
         return best, "provider-least"
+
+    def _marks_set_aside(
+        self,
+        p: Pending,
+        space: GrantSpace,
+        candidates: Sequence[Alternative],
+        choice: Choice,
+        api: str | None,
+        method: str,
+        ranked: Ranked | None,
+    ) -> tuple[Choice, str]:
+        """The provider marks only alternatives the ranking set aside (Graph's ``Mail.ReadBasic`` and
+        ``Mail.ReadWrite`` on GET /me/messages): among the eligible, the marked permissions' kin (the
+        same resource family: ``Mail.Read``) before any other, and the marks' fate said."""
+        entry = p.catalog_entry
+        if entry is None or ranked is None:
+            return choice, method
+        schemes = {t.scheme for alt in candidates for t in alt.terms}
+        why = {alt.atoms: w for alt, w in ranked.set_aside}
+        for alt, rs in ranked.narrower:
+            why[alt.atoms] = "reaches only part of the data: " + "; ".join(r.narrowing for r in rs)
+        alts = [
+            alt
+            for alt in (*(a for a, _ in ranked.set_aside), *(a for a, _ in ranked.narrower))
+            if alt.terms
+            and all(t.scheme in schemes and set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms)
+        ]
+        if not alts:
+            return choice, method
+        # Kin: a family that begins like a marked one's (Group of Group-NestingSupport, ChatMember of Chat).
+        families = {permission_family(s) for alt in alts for s in alt.scopes}
+        kin = [
+            alt
+            for alt in candidates
+            if alt.scopes and all(any(permission_family(s).startswith(f) for f in families) for s in alt.scopes)
+        ]
+        # The marked family itself before its kin (Group.Read.All before GroupMember.Read.All), and the
+        # user's own data before the broader forms (Calendars.Read before Calendars.Read.Shared).
+        exact = [alt for alt in kin if all(permission_family(s) in families for s in alt.scopes)]
+        kin = exact or kin
+        own = [alt for alt in kin if not any(s.endswith((".Shared", ".All")) for s in alt.scopes)]
+        kin = own or kin
+        best = choose_least_privilege(space, kin, api=api) if kin else None
+        if best is not None:
+            choice, method = best, "provider-least"
+        self.diags.append(
+            (
+                CATALOG_LEAST_DIFFERS(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the provider marks "
+                    + "; ".join(f"{_alt_label(alt)} ({why[alt.atoms]})" for alt in alts)
+                    + f" least privileged for {entry.method} {entry.path}, but none of them does the job in general; "
+                    + (
+                        f"{_alt_label(choice.alternative)}, of the same family, is used"
+                        if best is not None
+                        else f"{_alt_label(choice.alternative)} is used"
+                    ),
+                    data={"marked": [alt.scopes for alt in alts], "lattice": choice.alternative.scopes},
+                ),
+                None,
+            )
+        )
+        return choice, method
+
+    def _family_consistent(
+        self, p: Pending, candidates: Sequence[Alternative], marked: list[Alternative]
+    ) -> list[Alternative]:
+        """The marked alternatives, unless they all belong to another resource family than the endpoint
+        (``Calendars.ReadWrite`` marked on a mail upload session) while an eligible one of its own family
+        is listed: then those, with both readings stated."""
+        entry = p.catalog_entry
+        assert entry is not None
+        assert p.catalog is not None
+        families = endpoint_families(p.catalog.name, entry.path)
+        if not families:
+            return marked
+
+        def own(alt: Alternative) -> bool:
+            return bool(alt.scopes) and all(permission_family(s) in families for s in alt.scopes)
+
+        # Only a family the table knows tells something by its absence: a sub-resource has its own
+        # family (ProfilePhoto on /groups/{id}/photo, Tasks on /groups/{id}/planner, GroupMember on owners).
+        if any(own(m) or not all(family_known(p.catalog.name, permission_family(s)) for s in m.scopes) for m in marked):
+            return marked
+        consistent = [alt for alt in candidates if own(alt)]
+        if not consistent:
+            return marked
+        self.diags.append(
+            (
+                PROVIDER_DATA_SUSPECT(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the provider marks {', '.join(_alt_label(m) for m in marked)} least "
+                    f"privileged for {entry.method} {entry.path}, a permission of another resource family than "
+                    f"the endpoint's ({', '.join(sorted(families))}); read as the provider wrote it, the pick would be "
+                    f"{' or '.join(_alt_label(m) for m in marked)}; read by the endpoint's family, "
+                    f"{' or '.join(_alt_label(c) for c in consistent)}, which is picked",
+                    data={"marked": [m.scopes for m in marked], "family": [c.scopes for c in consistent]},
+                ),
+                None,
+            )
+        )
+        return consistent
 
     def _pin(self, a: ResourceAccess, op: Operation) -> Pin | None:
         pin = self.policy.pin_for(a.id, op.id)
@@ -531,6 +748,13 @@ class Choosing(RunState):
         return usable, listed, None
 
 
+#: The last segment of a POST that reads: an OData action returning data (Graph's checkMemberGroups,
+#: getByIds, getCachedReport, getPresencesByUserId, validateProperties, preview ...), lower-cased as
+#: the catalog keys it; a drive item's checkin and checkout write.
+_READ_ACTION = re.compile(
+    r"^(?:get|check(?!in|out)|list|search|find|query|lookup|retrieve|preview|evaluate|compute|calculate|validate|"
+    r"translate|extract)"
+)
 #: A scheme whose own description says an administrator authorizes it (Dropbox's team token).
 _ADMIN_SCHEME = re.compile(r"\b(?:by|as) an? (?:team |organi[sz]ation )?administrator\b", re.IGNORECASE)
 

@@ -115,6 +115,7 @@ class Engine:
         self._joins: dict[tuple[str, ...], UniverseJoin] = {}
         #: (spec URL, sha256) -> the catalog serving its servers, if any.
         self._catalogs: dict[tuple[str, str], Catalog | None] = {}
+        self._named_catalogs: dict[str, Catalog | None] = {}
         self._enriched: dict[tuple[str, str, str], SpecIndex] = {}
         #: id() of the cards of the chunk being derived, whose fetches derive_files planned.
         self._planned: set[int] = set()
@@ -224,6 +225,12 @@ class Engine:
             refreshed = self.store.get_artifact(NAMESPACE, version_key(name))
             if refreshed is not None:
                 out[f"universe:{name}:refreshed"] = refreshed.decode("utf-8", "replace")
+        from ..refresh import CATALOG_NAMESPACE, REFRESHABLE_CATALOGS  # noqa: PLC0415
+
+        for name in REFRESHABLE_CATALOGS:
+            refreshed = self.store.get_artifact(CATALOG_NAMESPACE, version_key(name))
+            if refreshed is not None:
+                out[f"catalog:{name}:refreshed"] = refreshed.decode("utf-8", "replace")
         return out
 
     def _entry(self, label: str, sha: str) -> reuse.Entry | None:
@@ -410,8 +417,34 @@ class Engine:
         if named == "none":
             return None
         if named:
-            return providers.catalog(named)
+            return self.catalog(named)
         return self._serving(index)
+
+    def catalog(self, name: str) -> Catalog | None:
+        """The catalog ``name``: a refresh in the cache (``ramscope universe refresh microsoft-graph``),
+        else the shipped one. A refreshed catalog the cache holds but that does not decode is not used."""
+        if name not in self._named_catalogs:
+            self._named_catalogs[name] = self._load_catalog(name)
+        return self._named_catalogs[name]
+
+    def _load_catalog(self, name: str) -> Catalog | None:
+        import importlib  # noqa: PLC0415
+
+        from ..providers.catalog import CatalogError, decode  # noqa: PLC0415
+        from ..refresh import CATALOG_NAMESPACE  # noqa: PLC0415
+
+        hit = providers.CATALOGS.get(name)
+        data = self.store.get_artifact(CATALOG_NAMESPACE, name) if hit is not None else None
+        if hit is not None and data is not None:
+            module = importlib.import_module(hit[0])
+            try:
+                cat = decode(data, module.normalise_path, getattr(module, "twins", None))
+                if cat.name == name:
+                    return cat
+                self.universe_problems[f"catalog:{name}"] = f"the refreshed catalog is named {cat.name!r}"
+            except CatalogError as exc:
+                self.universe_problems[f"catalog:{name}"] = str(exc)
+        return providers.catalog(name)
 
     def _serving(self, index: SpecIndex) -> Catalog | None:
         """The catalog serving the spec's servers, if any."""
@@ -419,11 +452,12 @@ class Engine:
         if key not in self._catalogs:
             # Per spec, not per access: normalising and matching every server is ~0.3 ms.
             servers = index.extra.get("servers")
-            self._catalogs[key] = (
+            shipped = (
                 providers.catalog_for_servers([providers.normalise_url(str(u)) for u in servers])
                 if isinstance(servers, list) and servers
                 else None
             )
+            self._catalogs[key] = self.catalog(shipped.name) if shipped is not None else None
         return self._catalogs[key]
 
 

@@ -33,7 +33,11 @@ from ..manifest import IdentityType
 from ..privilege import Alternative
 from ..providers.reach import Level, Principal, Reach
 
-__all__ = ["Ranked", "rank_by_reach"]
+__all__ = ["CONFINED", "Ranked", "rank_by_reach"]
+
+#: Why a general alternative is set aside where the operation stays inside a slice that does the job
+#: (the provider's least marks may still prefer it: ``derive.choice``).
+CONFINED = "reaches all the data, where a permission confined to the operation's own slice does the job"
 
 #: (scheme name, scope) -> the scope's class.
 ReachOf = Callable[[str, str], Reach]
@@ -154,9 +158,7 @@ def rank_by_reach(
         if k.rank != low:
             set_aside.append((k.alt, f"a {_level_name(k.rank)} permission, where a {_level_name(low)} one is listed"))
         elif inside and not k.inside:
-            set_aside.append(
-                (k.alt, "reaches all the data, where a permission confined to the operation's own slice does the job")
-            )
+            set_aside.append((k.alt, CONFINED))
         else:
             eligible.append(k.alt)
     if not fallback and not allow_admin and any(k.principal is Principal.ADMIN for k in pool if k.alt in eligible):

@@ -71,6 +71,25 @@ def _target_dict(found: Target) -> dict[str, Any]:
         "title": e.title or None,
         "security_source": e.security_source or None,
     }
-    if e.extra:
-        out["hints"] = dict(e.extra)
+    if kind in (SpecKind.OPENAPI, SpecKind.DISCOVERY):
+        # Where the API is served (OpenAPI servers, Discovery rootUrl), not where its spec is: what an
+        # export allows and where a third party's data goes (issue 22).
+        # An operation's (or its path item's) own servers replace the root's.
+        own = e.extra.get("servers")
+        raw = (
+            (own or found.index.extra.get("servers"))
+            if kind is SpecKind.OPENAPI
+            else [found.index.extra.get("rootUrl")]
+        )
+        out["servers"] = [u for u in raw if isinstance(u, str) and u] if isinstance(raw, list) else []
+    elif kind is SpecKind.STONE:
+        # Dropbox routes name their own host (api, content, notify).
+        host = e.extra.get("host")
+        out["servers"] = [f"https://{host}"] if isinstance(host, str) and host else []
+    if kind is SpecKind.DISCOVERY and e.alt_paths:
+        # flatPath with the service path: one segment per parameter, what {+name} stands for here.
+        out["flat_path"] = e.alt_paths[-1]
+    hints = {k: v for k, v in e.extra.items() if k != "servers"}
+    if hints:
+        out["hints"] = hints
     return out

@@ -183,8 +183,11 @@ class Resolution(RunState):
                 )
             )
             return
-        hit = providers.catalog_requirements(cat, hit, accounts=self.policy.graph_accounts)
-        p.catalog, p.catalog_entry = cat, hit
+        full = hit
+        hit = providers.catalog_requirements(
+            cat, hit, accounts=self.policy.graph_accounts, github=self.policy.github_family
+        )
+        p.catalog, p.catalog_entry, p.catalog_full = cat, hit, full
         p.found = replace(
             p.found,
             index=self.engine.enriched(p.found.index, cat),

@@ -62,6 +62,8 @@ class Pending:
     #: Where its requirements come from: "spec", or the catalog that supplied them.
     catalog: Catalog | None = None
     catalog_entry: CatalogEntry | None = None
+    #: The catalog's entry before the policy's choices (Graph accounts, GitHub token family).
+    catalog_full: CatalogEntry | None = None
 
 
 

@@ -13,7 +13,6 @@ say nothing about permissions nobody could determine.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +56,8 @@ class Finding:
     #: The waiver's justification when one covers this finding.
     suppressed: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: The cumulative tier the finding is about (what it requests, its total), when it is one's.
+    tier: str | None = None
 
     @property
     def fails(self) -> bool:
@@ -68,6 +69,7 @@ class Finding:
             "kind": self.kind,
             "severity": self.severity,
             "access": self.access,
+            "tier": self.tier,
             "pointer": self.position.pointer,
             "line": self.position.line,
             "column": self.position.column,
@@ -143,6 +145,8 @@ class _Hit:
     scope: str | None = None
     severity: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: Set for a finding about a whole tier: only a waiver without ``access`` (and matching ``tier``) waives it.
+    tier: str | None = None
 
 
 _Checker = Callable[[Rule, Mapping[str, Any]], Iterator[_Hit]]
@@ -154,12 +158,14 @@ def check_report(report: Mapping[str, Any], rules: RuleSet, locator: Locator | N
     card = _dict(report.get("card"))
     source = str(card.get("source", ""))
     name = str(card.get("name", ""))
+    # Waivers match the card's file path, never the name the card gives itself.
+    paths = rules.card_paths(source)
     findings: list[Finding] = []
     for rule in rules.rules:
         for hit in _CHECKERS[rule.kind](rule, report):
             severity = hit.severity or rule.severity
             pos = loc.resource(hit.resource) if hit.resource is not None else loc.access(hit.access, hit.on)
-            waiver = rules.waiver_for(rule.id, source, name, hit.access, hit.scope)
+            waiver = rules.waiver_for(rule.id, paths, hit.access, hit.scope, hit.tier)
             findings.append(
                 Finding(
                     rule=rule.id,
@@ -171,6 +177,7 @@ def check_report(report: Mapping[str, Any], rules: RuleSet, locator: Locator | N
                     position=pos,
                     suppressed=waiver.justification if waiver else None,
                     details=hit.details,
+                    tier=hit.tier,
                 )
             )
     findings.sort(key=lambda f: (f.position.line or 0, f.position.column or 0, f.rule))
@@ -195,21 +202,24 @@ def _accesses(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [a for a in report.get("accesses") or [] if isinstance(a, Mapping)]
 
 
-def _any(value: str, globs: Sequence[str]) -> str | None:
-    return next((g for g in globs if fnmatch.fnmatchcase(value, g)), None)
-
-
 def _forbidden_scopes(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
     specs = facts.spec_by_resource(report)
-    for a in _accesses(report):
-        providers = [
+    scopes, providers_globs = rule.glob_set("scopes"), rule.glob_set("providers")
+    any_provider = rule["providers"] == ["*"]
+    accesses = {str(a.get("id")): a for a in _accesses(report)}
+
+    def hosts_of(a: Mapping[str, Any]) -> list[str]:
+        return [
             p
             for p in [
                 *facts.access_hosts(a, specs.get(str(a.get("resource")))),
-                *(_dict(a.get("scope_servers")).values()),
+                *_dict(a.get("scope_servers")).values(),
             ]
             if isinstance(p, str)
         ]
+
+    for a in accesses.values():
+        providers = hosts_of(a)
         granted = [s for s in a.get("scopes") or [] if isinstance(s, str)]
         granted += [
             str(c["scheme"])
@@ -217,12 +227,12 @@ def _forbidden_scopes(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
             if isinstance(c, Mapping) and isinstance(c.get("scheme"), str)
         ]
         for scope in granted:
-            glob = _any(scope, rule["scopes"])
+            glob = scopes.first(scope)
             if glob is None:
                 continue
             server = facts.scope_server(a, scope)
             where = [server] if server else providers
-            if rule["providers"] != ["*"] and not any(_any(p, rule["providers"]) for p in where):
+            if not any_provider and not providers_globs.any(where):
                 continue
             yield _Hit(
                 f"access {a.get('id')!r} is granted {scope!r}, which the rules forbid ({glob})",
@@ -230,6 +240,41 @@ def _forbidden_scopes(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
                 scope=scope,
                 details={"scope": scope, "glob": glob, "authorization_server": server},
             )
+    # What a tier requests beyond its accesses' own picks is asked for too.
+    for req in facts.tier_requests(report):
+        glob = scopes.first(req.name)
+        if glob is None:
+            continue
+        where = (
+            [req.namespace]
+            if req.namespace
+            else [h for x in req.accesses if x in accesses for h in hosts_of(accesses[x])]
+        )
+        if not any_provider and not providers_globs.any(where):
+            continue
+        yield _tier_hit(
+            req,
+            f"requests {req.name!r}, which the rules forbid ({glob})",
+            {"scope": req.name, "glob": glob, "authorization_server": req.namespace},
+        )
+
+
+def _tier_hit(req: facts.TierRequest, what: str, details: Mapping[str, Any], **kw: Any) -> _Hit:
+    served = ", ".join(repr(x) for x in req.accesses) or "none"
+    kind = "" if req.kind == "scope" else " credential"
+    return _Hit(
+        f"the {req.tier} tier{kind} for {req.identity} {what}; no access picked it itself (it serves {served})",
+        scope=req.name,
+        tier=req.tier,
+        details={
+            "tier": req.tier,
+            "identity": req.identity,
+            "kind": req.kind,
+            "accesses": list(req.accesses),
+            **details,
+        },
+        **kw,
+    )
 
 
 def _max_blast_radius(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
@@ -244,11 +289,18 @@ def _max_blast_radius(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
             continue
         members = [accesses[x] for x in it.get("accesses") or [] if x in accesses]
         widest = max(members, key=lambda a: facts.access_blast_radius(a)[0] or -1, default=None)
+        # The tier's total is the tier's: attributed to no access, so no access's waiver waives it.
         yield _Hit(
             f"the {rule['tier']} tier grants {ident} {n} operations, more than the allowed {rule['max']}"
             + (f" (widest: access {widest.get('id')!r})" if widest else ""),
-            access=str(widest.get("id")) if widest else None,
-            details={"tier": rule["tier"], "identity": ident, "blast_radius": n, "max": rule["max"]},
+            tier=rule["tier"],
+            details={
+                "tier": rule["tier"],
+                "identity": ident,
+                "blast_radius": n,
+                "max": rule["max"],
+                "widest": str(widest.get("id")) if widest else None,
+            },
         )
     limit = rule["max_per_access"]
     if limit is None:
@@ -268,10 +320,11 @@ def _max_blast_radius(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
 def _universe_scopes(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
     threshold = rule["min_operations"]
     min_chars = rule["card_justification_min_chars"]
+    scopes = rule.glob_set("scopes")
     for a in _accesses(report):
         n, measure = facts.access_blast_radius(a)
         for scope in [s for s in a.get("scopes") or [] if isinstance(s, str)]:
-            glob = _any(scope, rule["scopes"])
+            glob = scopes.first(scope)
             wide = threshold is not None and n is not None and n >= threshold
             if glob is None and not wide:
                 continue
@@ -287,6 +340,34 @@ def _universe_scopes(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
                 scope=scope,
                 details={"scope": scope, "operations": n, "measure": measure},
             )
+    accesses = {str(a.get("id")): a for a in _accesses(report)}
+    tiers = _dict(report.get("tiers"))
+    for req in facts.tier_requests(report):
+        if req.kind != "scope":
+            continue
+        glob = scopes.first(req.name)
+        # The operations it authorizes: the alternative the tier satisfies a served access with.
+        n, measure = None, "unknown"
+        for raw in _dict(_dict(tiers.get(req.tier)).get(req.identity)).get("choices") or []:
+            choice = _dict(raw)
+            names = {str(x) for x in choice.get("scopes") or []} | {
+                str(_dict(c).get("scheme")) for c in choice.get("credentials") or [] if _dict(c).get("scheme")
+            }
+            served = accesses.get(str(choice.get("access")))
+            if req.name in names and served is not None:
+                m, how = facts.alternative_operations(served, names)
+                if m is not None and (n is None or m > n):
+                    n, measure = m, how
+        wide = threshold is not None and n is not None and n >= threshold
+        if glob is None and not wide:
+            continue
+        why = f"matches {glob}" if glob else f"authorizes {n} operations ({measure}), at least {threshold}"
+        yield _tier_hit(
+            req,
+            f"requests {req.name!r}, which opens a whole universe ({why}); it needs a justification "
+            "(a tier waiver in the rules file)",
+            {"scope": req.name, "operations": n, "measure": measure},
+        )
 
 
 def _confirm_writes(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
@@ -310,20 +391,24 @@ def _confirm_writes(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
 
 def _allowed_third_parties(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
     specs = facts.spec_by_resource(report)
-    seen: set[str] = set()
+    allowed = rule.glob_set("hosts")
+    by_resource: dict[str, tuple[str, list[str]]] = {}
     for a in _accesses(report):
         if a.get("owner") != "THIRD_PARTY":
             continue
         rid = str(a.get("resource"))
-        hosts = facts.access_hosts(a, specs.get(rid))
-        outside = [h for h in hosts if _any(h, rule["hosts"]) is None]
-        if not hosts:
-            outside = ["(no host)"]
-        if outside and rid not in seen:
-            seen.add(rid)
+        # Where the data goes (the API's servers, the MCP/A2A endpoint), not where the spec is served.
+        hosts = facts.api_hosts(a, specs.get(rid))
+        seen = by_resource.setdefault(rid, (str(a.get("id")), []))[1]
+        for h in (hosts if hosts is not None else ["(API host unknown)"]) or ["(no host)"]:
+            if h not in seen:
+                seen.append(h)
+    for rid, (aid, hosts) in by_resource.items():
+        outside = [h for h in hosts if allowed.first(h) is None]
+        if outside:
             yield _Hit(
-                f"third-party resource {rid!r} is served from {', '.join(outside)}, not an allowed host",
-                access=str(a.get("id")),
+                f"third-party resource {rid!r} sends data to {', '.join(outside)}, not an allowed host",
+                access=aid,
                 resource=rid,
                 scope=outside[0],
                 details={"resource": rid, "hosts": hosts},
@@ -352,6 +437,20 @@ def _no_admin_consent(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
                 access=aid,
                 severity=rule["on_unknown"],
                 details={"unknown": True},
+            )
+    for req in facts.tier_requests(report):
+        if req.kind != "scope":
+            continue
+        if req.admin_consent:
+            yield _tier_hit(
+                req, f"requests {req.name!r}, which only an administrator can consent to", {"scope": req.name}
+            )
+        elif req.admin_consent is None and rule["on_unknown"] != "ignore":
+            yield _tier_hit(
+                req,
+                f"requests {req.name!r}; the report does not say whether it needs an administrator's consent",
+                {"scope": req.name, "unknown": True},
+                severity=rule["on_unknown"],
             )
 
 

@@ -23,10 +23,13 @@ __all__ = [
     "TIERS",
     "Delegation",
     "Effect",
+    "TierRequest",
     "access_blast_radius",
     "access_effect",
     "access_hosts",
     "admin_consent",
+    "alternative_operations",
+    "api_hosts",
     "delegations",
     "host_of",
     "is_write_permission",
@@ -34,6 +37,7 @@ __all__ = [
     "scope_server",
     "spec_by_resource",
     "tier_blast_radius",
+    "tier_requests",
 ]
 
 TIERS = ("REQUIRED", "RECOMMENDED", "OPTIONAL")
@@ -90,6 +94,32 @@ def access_hosts(access: Mapping[str, Any], spec: Mapping[str, Any] | None = Non
     if spec:
         hosts.append(host_of(spec.get("final_url")))
     return [h for h in dict.fromkeys(hosts) if h]
+
+
+def api_hosts(access: Mapping[str, Any], spec: Mapping[str, Any] | None = None) -> list[str] | None:
+    """Every host the access's requests (and so the user's data) go to, or ``None`` when the
+    report cannot tell: an HTTP API's server URLs (OpenAPI ``servers``, Discovery ``rootUrl``; an
+    OpenAPI 3 spec naming none is served where the spec is), an MCP server's or A2A agent's own
+    endpoint. Not the host its spec was fetched from: a spec on an allowed host may describe an
+    API anywhere. An unresolved access is judged by where its resource was reached."""
+    target = access.get("target")
+    if not isinstance(target, Mapping):
+        return access_hosts(access, spec)
+    kind = target.get("kind")
+    if kind == "mcp":
+        return access_hosts(access, spec)
+    if kind == "a2a":
+        fp = _dict(access.get("footprint"))
+        return [h for h in dict.fromkeys([*access_hosts(access, spec), host_of(fp.get("card_url"))]) if h]
+    servers = target.get("servers")
+    if not isinstance(servers, list):
+        # A report of this version names the servers of these kinds; without them it is an older one.
+        # Other kinds (GraphQL) say nothing of their endpoint's host but where the schema was read.
+        return None if kind in ("openapi", "google-discovery", "stone") else access_hosts(access, spec)
+    hosts = [h for h in dict.fromkeys(host_of(u) for u in servers) if h]
+    if not servers and kind == "openapi":
+        return access_hosts(access, spec)
+    return hosts or None
 
 
 def is_write_permission(scope: str) -> bool:
@@ -171,6 +201,89 @@ def admin_consent(access: Mapping[str, Any]) -> list[str] | None:
     if isinstance(v, bool):
         return list(_list(access.get("scopes"))) if v else []
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class TierRequest:
+    """A scope or credential a cumulative tier requests for one identity that no access of that
+    identity in the tier picked itself: the tier's own addition (a shared, wider scope that
+    satisfies several accesses at once). ``scopes`` prints it and the consent screen asks for it,
+    so rules judge it as well as each access's own pick."""
+
+    tier: str
+    identity: str
+    name: str
+    #: "scope" or "credential" (a credential is judged by its scheme name).
+    kind: str
+    #: The authorization server (grant namespace) when the report names it.
+    namespace: str | None
+    #: True/False when the report says whether an administrator must approve it; None: unknown.
+    admin_consent: bool | None
+    #: The accesses of the tier it serves (the report's ``permissions[].accesses``; else all members).
+    accesses: tuple[str, ...]
+
+
+def _picked(access: Mapping[str, Any]) -> set[str]:
+    out = {s for s in _list(access.get("scopes")) if isinstance(s, str)}
+    out |= {str(c["scheme"]) for c in _list(access.get("credentials")) if isinstance(_dict(c).get("scheme"), str)}
+    return out
+
+
+def tier_requests(report: Mapping[str, Any]) -> Iterator[TierRequest]:
+    """Every scope and credential a tier requests beyond its accesses' own picks, per tier and identity."""
+    tiers = _dict(report.get("tiers"))
+    accesses = {str(_dict(a).get("id")): _dict(a) for a in _list(report.get("accesses"))}
+    for tier in TIERS:
+        t = _dict(tiers.get(tier))
+        for ident in IDENTITIES:
+            it = _dict(t.get(ident))
+            members = [str(x) for x in _list(it.get("accesses")) if isinstance(x, str)]
+            picked: set[str] = set()
+            for m in members:
+                picked |= _picked(accesses.get(m, {}))
+            perms: dict[str, Mapping[str, Any]] = {}
+            for p in _list(it.get("permissions")):
+                name = _dict(p).get("scope") or _dict(p).get("scheme")
+                if isinstance(name, str):
+                    perms.setdefault(name, _dict(p))
+            requested = [(s, "scope") for s in _list(it.get("scopes")) if isinstance(s, str)]
+            requested += [
+                (str(c["scheme"]), "credential")
+                for c in _list(it.get("credentials"))
+                if isinstance(_dict(c).get("scheme"), str)
+            ]
+            for name, kind in dict.fromkeys(requested):
+                if name in picked:
+                    continue
+                p = perms.get(name, {})
+                admin = p.get("admin_consent")
+                served = [x for x in _list(p.get("accesses")) if isinstance(x, str)] or members
+                ns = p.get("namespace")
+                yield TierRequest(
+                    tier,
+                    ident,
+                    name,
+                    kind,
+                    ns if isinstance(ns, str) else None,
+                    admin if isinstance(admin, bool) else None,
+                    tuple(served),
+                )
+
+
+def alternative_operations(access: Mapping[str, Any], names: set[str]) -> tuple[int | None, str]:
+    """Operations authorized by the access's alternative made of exactly ``names`` (scopes and
+    credential schemes), across the universe when the report says, else within the spec."""
+    for raw in _list(access.get("alternatives")):
+        alt = _dict(raw)
+        got = {s for s in _list(alt.get("scopes")) if isinstance(s, str)}
+        got |= {str(_dict(c).get("scheme")) for c in _list(alt.get("credentials")) if _dict(c).get("scheme")}
+        if got != names:
+            continue
+        for key, label in (("universe_operations", "universe"), ("granted_operations", "spec")):
+            v = alt.get(key)
+            if isinstance(v, int) and not isinstance(v, bool):
+                return v, label
+    return None, "unknown"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@
 
     [[waiver]]                          # an accepted exception, with its justification
     rule = "no-cloud-platform"
-    card = "agents/ops-*.json"          # optional globs: card source or name, access id, scope
-    access = "restart-vm"
+    card = "agents/ops-*.json"          # optional globs: the card's file path, access id, scope
+    access = "restart-vm"               # (or tier = "OPTIONAL": a finding about a whole tier)
     justification = "SEC-1234: approved by the platform team until 2027-03"
 
 ``docs/rules.md`` documents every kind. A rules file is a stranger's file as much as a card:
@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from .._parse import read_bytes
 from ..errors import InputError
+from .globs import GlobSet
 
-__all__ = ["KINDS", "SEVERITIES", "Rule", "RuleSet", "Waiver", "load_rules", "parse_rules"]
+__all__ = ["KINDS", "SEVERITIES", "Rule", "RuleSet", "Waiver", "card_paths", "load_rules", "parse_rules"]
 
 SEVERITIES = ("error", "warning", "note")
 _SEVERITY_ALIASES = {"info": "note"}
@@ -51,10 +54,12 @@ class _Param:
     choices: tuple[str, ...] = ()
     #: For lists: the type of each item.
     item: type | None = None
+    #: A list of globs (compiled once into a GlobSet).
+    glob: bool = False
 
 
 def _globs(required: bool = False, default: Sequence[str] = ()) -> _Param:
-    return _Param(list, default=list(default), required=required, item=str)
+    return _Param(list, default=list(default), required=required, item=str, glob=True)
 
 
 #: Every rule kind, its parameters, and what it checks (``summary``; docs/rules.md has more).
@@ -119,6 +124,8 @@ class Rule:
     description: str = ""
     #: JSON pointer of the rule in the rules file, for error messages.
     where: str = ""
+    #: Each glob-list parameter, compiled once (a rules file may hold 200,000 globs).
+    globs: Mapping[str, GlobSet] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def summary(self) -> str:
@@ -127,23 +134,53 @@ class Rule:
     def __getitem__(self, name: str) -> Any:
         return self.params[name]
 
+    def glob_set(self, name: str) -> GlobSet:
+        found = self.globs.get(name)
+        return found if found is not None else GlobSet(self.params[name])
+
 
 @dataclass(frozen=True, slots=True)
 class Waiver:
+    """An accepted exception. ``card`` is matched against the card's file path only (see
+    :func:`card_paths`), never against the name a card gives itself. A finding about a whole tier
+    (``tier`` set) is waived only by a waiver that names no ``access``; a waiver naming a ``tier``
+    waives only findings about that tier."""
+
     rule: str
     justification: str
     card: str = "*"
     access: str = "*"
     scope: str = "*"
+    tier: str = "*"
+    _rx: Mapping[str, re.Pattern[str]] = field(default_factory=dict, compare=False, repr=False)
 
-    def covers(self, rule_id: str, card: str, card_name: str, access: str | None, scope: str | None) -> bool:
+    def __post_init__(self) -> None:
+        # Compiled once: fnmatch's own cache holds 32,768 patterns, and a rules file may hold more.
+        rx = {k: re.compile(fnmatch.translate(getattr(self, k))) for k in ("card", "access", "scope", "tier")}
+        object.__setattr__(self, "_rx", rx)
+
+    def _is(self, key: str, value: str) -> bool:
+        return getattr(self, key) == "*" or self._rx[key].match(value) is not None
+
+    def covers(
+        self,
+        rule_id: str,
+        card_paths: Sequence[str],
+        access: str | None,
+        scope: str | None,
+        tier: str | None = None,
+    ) -> bool:
         if self.rule not in (rule_id, "*"):
             return False
-        if not (_match(card, self.card) or _match(card_name, self.card)):
+        if self.card != "*" and not any(self._rx["card"].match(p) for p in card_paths):
             return False
-        if self.access != "*" and not _match(access or "", self.access):
+        if tier is not None:
+            # A tier's finding is about everything the tier requests: a waiver of one access is not one of the tier.
+            if self.access != "*" or not self._is("tier", tier):
+                return False
+        elif self.tier != "*" or not self._is("access", access or ""):
             return False
-        return self.scope == "*" or _match(scope or "", self.scope)
+        return self._is("scope", scope or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +188,9 @@ class RuleSet:
     rules: tuple[Rule, ...]
     waivers: tuple[Waiver, ...] = ()
     source: str = ""
+    #: The directory of the rules file: waivers' ``card`` globs match paths relative to it (and to
+    #: the working directory). ``None`` for rules not read from a file.
+    base_dir: str | None = None
 
     def rule(self, rule_id: str) -> Rule:
         return next(r for r in self.rules if r.id == rule_id)
@@ -159,14 +199,38 @@ class RuleSet:
         return any(r.kind == kind for r in self.rules)
 
     def waiver_for(
-        self, rule_id: str, card: str, card_name: str, access: str | None, scope: str | None = None
+        self,
+        rule_id: str,
+        card_paths: Sequence[str],
+        access: str | None,
+        scope: str | None = None,
+        tier: str | None = None,
     ) -> Waiver | None:
-        return next((w for w in self.waivers if w.covers(rule_id, card, card_name, access, scope)), None)
+        return next((w for w in self.waivers if w.covers(rule_id, card_paths, access, scope, tier)), None)
+
+    def card_paths(self, source: str) -> tuple[str, ...]:
+        return card_paths(source, self.base_dir)
 
 
-def _match(value: str, pattern: str) -> bool:
-    # fnmatchcase: a rule must not match differently on Windows and Linux.
-    return fnmatch.fnmatchcase(value, pattern)
+def card_paths(source: str, base_dir: str | None = None) -> tuple[str, ...]:
+    """What a waiver's ``card`` glob is matched against: the card's file path relative to the rules
+    file's directory and relative to the working directory ('/'-separated, normalised, so
+    ``agents/../x.json`` is ``x.json``); a card read from a URL, its URL. Never the card's own
+    ``name``: a card chooses that itself."""
+    if not source:
+        return ()
+    if "://" in source:
+        return (source,)
+    absolute = os.path.abspath(source)
+    out: list[str] = []
+    for base in (base_dir, os.getcwd()):
+        if base is None:
+            continue
+        try:
+            out.append(Path(os.path.relpath(absolute, os.path.abspath(base))).as_posix())
+        except ValueError:  # another drive (Windows): no relative path exists
+            out.append(Path(absolute).as_posix())
+    return tuple(dict.fromkeys(out))
 
 
 def load_rules(path: str | os.PathLike[str]) -> RuleSet:
@@ -175,10 +239,13 @@ def load_rules(path: str | os.PathLike[str]) -> RuleSet:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"not a TOML rules file: {exc}", source=label) from None
-    return parse_rules(doc, source=label)
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively: a few thousand "[" is enough.
+        raise InputError("not a TOML rules file: nested too deeply", source=label) from None
+    return parse_rules(doc, source=label, base_dir=os.path.dirname(os.path.abspath(path)))
 
 
-def parse_rules(doc: Mapping[str, Any], *, source: str = "<rules>") -> RuleSet:
+def parse_rules(doc: Mapping[str, Any], *, source: str = "<rules>", base_dir: str | None = None) -> RuleSet:
     def bad(where: str, what: str) -> InputError:
         return InputError(what, source=source, pointer=where)
 
@@ -207,16 +274,19 @@ def parse_rules(doc: Mapping[str, Any], *, source: str = "<rules>") -> RuleSet:
         where = f"/waiver/{i}"
         if not isinstance(raw, dict):
             raise bad(where, "expected a table")
-        extra = sorted(set(raw) - {"rule", "justification", "card", "access", "scope"})
+        extra = sorted(set(raw) - {"rule", "justification", "card", "access", "scope", "tier"})
         if extra:
             raise bad(f"{where}/{extra[0]}", f"unknown waiver key {extra[0]!r}")
-        for key in ("rule", "justification", "card", "access", "scope"):
+        for key in ("rule", "justification", "card", "access", "scope", "tier"):
             if key in raw and not isinstance(raw[key], str):
                 raise bad(f"{where}/{key}", f"{key} must be a string")
         if not raw.get("rule"):
             raise bad(f"{where}/rule", "a waiver names the rule it waives")
         if raw["rule"] != "*" and raw["rule"] not in seen:
             raise bad(f"{where}/rule", f"the waiver names rule {raw['rule']!r}, which the file does not define")
+        if raw.get("tier", "*") != "*" and raw.get("access", "*") != "*":
+            # A tier's finding is no access's, and an access's no tier's: such a waiver would waive nothing.
+            raise bad(f"{where}/tier", "a waiver names a tier or an access, not both")
         if not str(raw.get("justification", "")).strip():
             raise bad(f"{where}/justification", "a waiver needs a justification: it is what an auditor reads")
         waivers.append(
@@ -226,9 +296,10 @@ def parse_rules(doc: Mapping[str, Any], *, source: str = "<rules>") -> RuleSet:
                 card=raw.get("card", "*"),
                 access=raw.get("access", "*"),
                 scope=raw.get("scope", "*"),
+                tier=raw.get("tier", "*"),
             )
         )
-    return RuleSet(tuple(rules), tuple(waivers), source)
+    return RuleSet(tuple(rules), tuple(waivers), source, base_dir)
 
 
 def _parse_rule(raw: Any, where: str, bad: Any) -> Rule:
@@ -275,7 +346,8 @@ def _parse_rule(raw: Any, where: str, bad: Any) -> Rule:
             v = norm
         params[name] = v
     _check_kind(kind, params, where, bad)
-    return Rule(rule_id, kind, severity, params, description, where)
+    globs = {n: GlobSet(params[n]) for n, p in spec.items() if p.glob}
+    return Rule(rule_id, kind, severity, params, description, where, globs)
 
 
 def _check_kind(kind: str, params: dict[str, Any], where: str, bad: Any) -> None:

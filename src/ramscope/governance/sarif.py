@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from pathlib import Path, PurePath
 from typing import Any
 
 from .._text import for_terminal
-from ..outputs.diagnostics import sarif_log, sarif_rule
+from ..outputs.diagnostics import sarif_log, sarif_rule, sarif_text, sarif_uri
 from .check import CardResult, exit_code
 from .rules import RuleSet
 
 __all__ = ["render_sarif", "render_text"]
-
 
 
 def render_text(results: Sequence[CardResult]) -> str:
@@ -51,20 +49,13 @@ def render_text(results: Sequence[CardResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _uri(source: str) -> str:
-    """A SARIF artifact URI: a relative path as given (code scanning resolves it against the
-    repository root), an absolute one as a file: URI."""
-    path = PurePath(source)
-    return Path(source).as_uri() if path.is_absolute() else path.as_posix()
-
-
 def render_sarif(results: Sequence[CardResult], rules: RuleSet) -> dict[str, Any]:
     index = {r.id: i for i, r in enumerate(rules.rules)}
     level = {"error": "error", "warning": "warning", "note": "note"}
     artifacts: list[dict[str, Any]] = []
     out: list[dict[str, Any]] = []
     for art, res in enumerate(results):
-        uri = _uri(res.card)
+        uri = sarif_uri(res.card)
         artifact: dict[str, Any] = {"location": {"uri": uri}}
         if res.sha256:
             artifact["hashes"] = {"sha-256": res.sha256}
@@ -77,7 +68,7 @@ def render_sarif(results: Sequence[CardResult], rules: RuleSet) -> dict[str, Any
                 "ruleId": f.rule,
                 "ruleIndex": index[f.rule],
                 "level": level[f.severity],
-                "message": {"text": f.message},
+                "message": {"text": sarif_text(f.message)},
                 "locations": [
                     {
                         "physicalLocation": physical,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import quote
 
 from .._text import for_terminal
 from .._version import __version__
@@ -153,20 +155,21 @@ def render_sarif(results: Sequence[CardDiagnostics]) -> dict[str, Any]:
     sarif_results: list[dict[str, Any]] = []
     artifacts: list[dict[str, Any]] = []
     for art_index, res in enumerate(results):
-        artifacts.append({"location": {"uri": res.card.source}, "hashes": {"sha-256": res.card.sha256}})
+        uri = sarif_uri(res.card.source)
+        artifacts.append({"location": {"uri": uri}, "hashes": {"sha-256": res.card.sha256}})
         for d in res.diagnostics:
             region: dict[str, Any] = {}
             pos = res.card.position(d.path)
             if pos:
                 region = {"startLine": pos[0], "startColumn": pos[1]}
-            physical: dict[str, Any] = {"artifactLocation": {"uri": res.card.source, "index": art_index}}
+            physical: dict[str, Any] = {"artifactLocation": {"uri": uri, "index": art_index}}
             if region:
                 physical["region"] = region
             message = d.message + (f" (hint: {d.hint})" if d.hint else "")
             item: dict[str, Any] = {
                 "ruleId": d.code,
                 "level": _SARIF_LEVEL[d.severity],
-                "message": {"text": message},
+                "message": {"text": sarif_text(message)},
                 "locations": [
                     {
                         "physicalLocation": physical,
@@ -193,13 +196,31 @@ def render_sarif(results: Sequence[CardDiagnostics]) -> dict[str, Any]:
     )
 
 
+def sarif_text(text: str) -> str:
+    """A SARIF plain-text message: ``[``, ``]`` and ``\\`` escaped (SARIF 2.1.0 §3.11.6), so a
+    stranger's ``[Approved](https://evil.example/phish)`` in a card shows as text, never as a link."""
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def sarif_uri(source: str) -> str:
+    """A SARIF artifact URI for a card: a relative path percent-encoded (``%``, ``#``, ``?`` ... are
+    the file's own characters: ``cards/..%2Fsrc%2Fapp.py#.json`` must not land on ``src/app.py``),
+    an absolute one as a ``file:`` URI, a URL as given."""
+    if "://" in source:
+        return source
+    path = PurePath(source)
+    if path.is_absolute():
+        return Path(source).as_uri()
+    return quote(path.as_posix(), safe="/")
+
+
 def sarif_rule(rule_id: str, summary: str, full: str, level: str, properties: dict[str, Any]) -> dict[str, Any]:
     """One SARIF ``reportingDescriptor``: the rule's id, a PascalCase name, its texts and level."""
     return {
         "id": rule_id,
         "name": "".join(p.title() for p in rule_id.replace("_", "-").split("-")),
-        "shortDescription": {"text": summary},
-        "fullDescription": {"text": full},
+        "shortDescription": {"text": sarif_text(summary)},
+        "fullDescription": {"text": sarif_text(full)},
         "defaultConfiguration": {"level": level},
         "properties": properties,
     }

@@ -7,7 +7,11 @@ cannot be claimed about permissions that were not determined.
 
 ``risks`` lists everything a reviewer must look at, and makes ``ramscope diff`` exit 4: a new
 scope, grant or credential, a new third-party data egress (acknowledgment), a human confirmation
-the new version no longer asks for, and an identity the agent did not act as before.
+the new version no longer asks for, an identity the agent did not act as before (or an access
+acting as another identity), and a new or changed operation that may destroy (DELETE, an MCP
+tool that may be destructive, or any whose effect is unknown) run without confirmation. The same
+access id and scopes can hide another operation (GET became DELETE): ``changed`` compares each
+access's operation (resource, method, path, tool, skill, effect) as well as its fields.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 from .._text import for_terminal
 from ..errors import InputError
+from ..governance.facts import Effect, access_effect
 from .report import IDENTITIES, TIERS
 
 __all__ = ["check_report_shape", "diff_reports", "render_diff_text", "risk_line"]
@@ -146,10 +151,24 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
             for k in ("identity", "necessity", "confirmation_required", "operation", "complete")
             if a.get(k) != b.get(k)
         }
+        # The same id and scopes can hide another operation: GET became DELETE, another tool, resource.
+        op_a, op_b = _operation(a), _operation(b)
+        if op_a != op_b:
+            fields["target"] = {"old": op_a, "new": op_b}
         if sa != sb or fields:
             changed.append(
                 {"id": aid, "added_scopes": sorted(sb - sa), "removed_scopes": sorted(sa - sb), "fields": fields}
             )
+        if op_a != op_b and _unconfirmed_destructive(b):
+            risks.append({"kind": "changed-destructive-operation", "tier": str(b.get("necessity")), "item": aid})
+        if a.get("identity") != b.get("identity") and b.get("identity") not in (None, "IDENTITY_TYPE_UNSPECIFIED"):
+            risks.append(
+                {"kind": "changed-identity", "tier": str(b.get("necessity")), "item": f"{aid}: {b['identity']}"}
+            )
+    added_acc = sorted(new_acc.keys() - old_acc.keys())
+    for aid in added_acc:
+        if _unconfirmed_destructive(new_acc[aid]):
+            risks.append({"kind": "new-destructive-operation", "tier": str(new_acc[aid].get("necessity")), "item": aid})
     complete = bool(old.get("complete", True)) and bool(new.get("complete", True))
     return {
         "diff_version": DIFF_VERSION,
@@ -164,11 +183,37 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
         },
         "tiers": tiers,
         "accesses": {
-            "added": sorted(new_acc.keys() - old_acc.keys()),
+            "added": added_acc,
+            "added_operations": {aid: _operation(new_acc[aid]) for aid in added_acc},
             "removed": sorted(old_acc.keys() - new_acc.keys()),
             "changed": changed,
         },
     }
+
+
+def _operation(access: Mapping[str, Any]) -> dict[str, Any]:
+    """What an access does, as far as the report says: its resource and the operation it resolved
+    to (HTTP method and path, MCP tool, A2A skill), and the strongest effect that implies."""
+    target = access.get("target") if isinstance(access.get("target"), Mapping) else {}
+    assert isinstance(target, Mapping)
+    return {
+        "resource": access.get("resource"),
+        "kind": target.get("kind"),
+        "operation_id": target.get("operation_id"),
+        "method": target.get("method"),
+        "path": target.get("path"),
+        "tool": target.get("tool"),
+        "skill": target.get("skill"),
+        "effect": access_effect(access)[0].label,
+    }
+
+
+def _unconfirmed_destructive(access: Mapping[str, Any]) -> bool:
+    """A destructive operation (or one whose effect is unknown: fail closed) the agent runs without asking."""
+    return (
+        access_effect(access)[0] in (Effect.DESTRUCTIVE, Effect.UNKNOWN)
+        and access.get("confirmation_required") is not True
+    )
 
 
 def _tier_members(tier: Mapping[str, Any], report: Mapping[str, Any]) -> set[str]:
@@ -187,9 +232,25 @@ def risk_line(r: Mapping[str, str]) -> str:
         "dropped-confirmation": f"no longer asks before access '{item}'",
         "new-acknowledgment": f"your data now goes to the third party '{item}'",
         "new-identity": f"the agent now acts as {item}",
+        "new-destructive-operation": f"new access '{item}' may delete or destroy without asking",
+        "changed-destructive-operation": f"access '{item}' now may delete or destroy, without asking",
+        "changed-identity": f"access now acts as another identity: {item}",
     }.get(kind, item)
     ident = f" {r['identity']}" if "identity" in r else ""
     return f"{kind}: {tier}{ident} {what}"
+
+
+def _op_text(op: Mapping[str, Any]) -> str:
+    t = for_terminal
+    if op.get("tool"):
+        what = f"tool {t(str(op['tool']))}"
+    elif op.get("method") or op.get("path"):
+        what = f"{t(str(op.get('method') or '?'))} {t(str(op.get('path') or '?'))}"
+    elif op.get("skill"):
+        what = f"skill {t(str(op['skill']))}"
+    else:
+        what = "unresolved"
+    return f"{what} on {t(str(op.get('resource')))}, {t(str(op.get('effect')))}"
 
 
 def render_diff_text(d: Mapping[str, Any]) -> str:
@@ -219,8 +280,20 @@ def render_diff_text(d: Mapping[str, Any]) -> str:
         if r["kind"] == "new-identity":
             lines.append(f"! {r['tier']:<11} the agent now acts as {t(r['item'])}")
     acc = d["accesses"]
-    lines += [f"+ access {t(a)}" for a in acc["added"]]
+    for a in acc["added"]:
+        op = acc.get("added_operations", {}).get(a)
+        lines.append(f"+ access {t(a)}" + (f" ({_op_text(op)})" if op else ""))
     lines += [f"- access {t(a)}" for a in acc["removed"]]
+    for c in acc["changed"]:
+        f = c["fields"]
+        if "target" in f:
+            lines.append(f"~ access {t(c['id'])}: {_op_text(f['target']['old'])} -> {_op_text(f['target']['new'])}")
+        for k in ("identity", "confirmation_required"):
+            if k in f:
+                lines.append(f"~ access {t(c['id'])}: {k} {t(str(f[k]['old']))} -> {t(str(f[k]['new']))}")
+    for r in d.get("risks", []):
+        if r["kind"] in ("new-destructive-operation", "changed-destructive-operation", "changed-identity"):
+            lines.append(f"! {risk_line(r)}")
     if not d["complete"]:
         lines.append("! incomplete: some permissions are unknown on one side; this diff may not show everything")
     if d["new"].get("valid") is False:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 
@@ -89,7 +90,7 @@ def catalog(name: str) -> Catalog | None:
     module = importlib.import_module(hit[0])
     from .catalog import decode  # noqa: PLC0415
 
-    return decode(data, module.normalise_path)
+    return decode(data, module.normalise_path, getattr(module, "twins", None))
 
 
 def catalog_for_servers(server_urls: Sequence[str]) -> Catalog | None:
@@ -130,12 +131,26 @@ _GRAPH_OTHER_ACCOUNTS = {
 }
 
 
-def catalog_requirements(cat: Catalog, entry: CatalogEntry, *, accounts: str = "work") -> CatalogEntry:
+def catalog_requirements(
+    cat: Catalog, entry: CatalogEntry, *, accounts: str = "work", github: str = "fine-grained"
+) -> CatalogEntry:
     """``entry`` with the alternatives a derivation considers: for Microsoft Graph, the delegated
-    permissions of one account kind (work or school by default, personal by policy)."""
+    permissions of one account kind (work or school by default, personal by policy); for GitHub, one
+    token family (fine-grained by default, classic by policy), unless the endpoint has no alternative
+    of that family for a user (notifications: fine-grained tokens cannot call it), then the other's."""
+    if cat.name == "github":
+        from .github import CLASSIC, FAMILIES, USER  # noqa: PLC0415 - the provider's names
+
+        keep = set(FAMILIES.get(github, FAMILIES["fine-grained"]))
+        user_scheme = CLASSIC if github == "classic" else USER
+        if not any(t.scheme == user_scheme for alt in entry.requirements for t in alt):
+            keep |= {USER, CLASSIC}
+        reqs = tuple(alt for alt in entry.requirements if all(t.scheme in keep for t in alt))
+        cond = tuple(c for c in entry.conditional if c[0] in keep)
+        return replace(entry, requirements=reqs, conditional=cond)
     if cat.name != "microsoft-graph":
         return entry
     drop = _GRAPH_OTHER_ACCOUNTS.get(accounts, "")
     reqs = tuple(alt for alt in entry.requirements if not any(t.scheme == drop for t in alt))
     least = {k: v for k, v in entry.least.items() if k != drop}
-    return CatalogEntry(entry.method, entry.path, reqs, least, entry.notes)
+    return replace(entry, requirements=reqs, least=least)

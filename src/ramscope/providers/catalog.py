@@ -31,7 +31,8 @@ Graph endpoint parses the keys, one block, the universe and the permissions, not
        "permissions": JSON of [[scope, short, scheme, description, admin_description,
                                 admin_consent, privilege_level or null], ...],
        "entries": [JSON of up to ENTRY_BLOCK entries [METHOD, path, [[term, ...] per alternative],
-                   [[scheme, [scopes]], ...] (least marks), [notes]], ...],
+                   [[scheme, [scopes]], ...] (least marks), [notes],
+                   optionally {"conditional": [[scheme, scope, condition]], "public": text}], ...],
        "keys": JSON of ["METHOD normalised-path" per entry],
        "universe": JSON of [[[[scheme, scope] (strings)], [delta-coded entries]], ...]}}
 """
@@ -42,7 +43,7 @@ import gzip
 import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -97,6 +98,11 @@ class CatalogEntry:
     #: scheme -> the scopes the provider marks least privileged for this endpoint and scheme.
     least: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: (scheme, scope, condition): needed besides the pick only under the condition, not ANDed
+    #: (GitHub's ``workflows:write`` for files under ``.github/workflows``).
+    conditional: tuple[tuple[str, str, str], ...] = ()
+    #: What the provider says of calls without authentication ("" = nothing): public resources.
+    public: str = ""
 
     @property
     def key(self) -> str:
@@ -105,6 +111,8 @@ class CatalogEntry:
 
 #: A provider's path normaliser: the same function maps the catalog's and the spec's spellings.
 Normaliser = Callable[[str], str]
+#: A provider's documented twins of a normalised path, nearest first, each with what it means.
+Twins = Callable[[str], tuple[tuple[str, str], ...]]
 #: A provider's inclusions by name: the short names a permission includes (Microsoft:
 #: ``X.ReadWrite`` includes ``X.Read``).
 Implied = Callable[[str], tuple[str, ...]]
@@ -124,6 +132,9 @@ class Catalog:
     #: The compiled parts, each a JSON text parsed when first needed (see the module docstring).
     parts: Mapping[str, Any] = field(repr=False)
     normalise: Normaliser = field(compare=False, repr=False)
+    #: The provider's documented twins of a normalised path (Graph: ``/me/x`` and ``/users/{id}/x``),
+    #: tried when the path itself has no entry.
+    twins: Twins | None = field(default=None, compare=False, repr=False)
 
     def _part(self, name: str) -> Any:
         try:
@@ -201,8 +212,13 @@ class Catalog:
 
     def _decode_entry(self, i: int) -> CatalogEntry:
         try:
-            method, path, alts, least, notes = self._raw_entry(i)
-        except (IndexError, TypeError, ValueError, orjson.JSONDecodeError) as exc:
+            # A sixth element, {"conditional": [[scheme, scope, condition], ...], "public": text}, is optional.
+            raw = self._raw_entry(i)
+            method, path, alts, least, notes = raw[:5]
+            extra = raw[5] if len(raw) > 5 else {}
+            conditional = tuple((str(a), str(b), str(c)) for a, b, c in extra.get("conditional", ()))
+            public = str(extra.get("public", ""))
+        except (IndexError, TypeError, ValueError, AttributeError, orjson.JSONDecodeError) as exc:
             raise CatalogError(f"catalog {self.name}: entry {i} is malformed: {exc!r}") from exc
         n, nterms = len(self.strings), len(self.terms)
         if (
@@ -225,6 +241,8 @@ class Catalog:
             reqs,
             {strings[sch]: tuple(strings[x] for x in scopes) for sch, scopes in least},
             tuple(str(n) for n in notes),
+            conditional,
+            public,
         )
 
     @cached_property
@@ -249,10 +267,21 @@ class Catalog:
         return exact, deep
 
     def lookup(self, method: str, path: str) -> CatalogEntry | None:
-        """The entry for ``method`` on the spec path ``path`` (relative to the API's server), if any."""
-        exact, deep = self._table
+        """The entry for ``method`` on the spec path ``path`` (relative to the API's server), if any;
+        else the entry of the path's documented twin, with a note saying which."""
         key = self.normalise(path)
-        m = method.upper()
+        hit = self._lookup(method.upper(), key)
+        if hit is not None or self.twins is None:
+            return hit
+        for twin, meaning in self.twins(key):
+            hit = self._lookup(method.upper(), twin)
+            if hit is not None:
+                note = f"{self.name} lists this endpoint as its documented twin {hit.method} {hit.path}: {meaning}"
+                return replace(hit, notes=(note,))
+        return None
+
+    def _lookup(self, m: str, key: str) -> CatalogEntry | None:
+        exact, deep = self._table
         i = exact.get(f"{m} {key}")
         if i is not None:
             return self.entry(i)
@@ -343,6 +372,11 @@ def encode(
             [[sid(k), [sid(x) for x in v]] for k, v in e.least.items()],
             list(e.notes),
         ]
+        + (
+            [{"conditional": [list(c) for c in e.conditional]} | ({"public": e.public} if e.public else {})]
+            if e.conditional or e.public
+            else []
+        )
         for e in entries
     ]
     # Before "strings" is written: the universe's inclusions may name permissions no entry lists.
@@ -376,7 +410,7 @@ def encode(
     return gzip.compress(orjson.dumps(body), compresslevel=9, mtime=0)
 
 
-def decode(data: bytes, normalise: Normaliser) -> Catalog:
+def decode(data: bytes, normalise: Normaliser, twins: Twins | None = None) -> Catalog:
     """The catalog in ``data``, its structure checked (every reference in range, every scheme
     defined); its entries are decoded only when looked up."""
     if len(data) > MAX_COMPRESSED_BYTES:
@@ -414,6 +448,7 @@ def decode(data: bytes, normalise: Normaliser) -> Catalog:
             count=count,
             parts=parts,
             normalise=normalise,
+            twins=twins,
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, CatalogError):

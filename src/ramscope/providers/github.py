@@ -80,6 +80,8 @@ from ..specs.model import (
 from .catalog import CatalogEntry, CatalogError, Permission, encode
 
 __all__ = [
+    "CLASSIC",
+    "FAMILIES",
     "INSTALLATION",
     "LEVELS",
     "NAME",
@@ -94,6 +96,12 @@ __all__ = [
 NAME = "github"
 USER = "github-user"
 INSTALLATION = "github-installation"
+#: OAuth Apps and classic personal access tokens: classic OAuth scopes (``repo``, ``read:org`` ...).
+CLASSIC = "github-classic"
+#: The token families a policy chooses between (``[catalogs] github``).
+FAMILIES: dict[str, tuple[str, ...]] = {"fine-grained": (USER, INSTALLATION), "classic": (CLASSIC, INSTALLATION)}
+CLASSIC_FILE = "classic.json"
+SCOPES_TABLE = "oauth-scopes/scopes-for-oauth-apps.table.md"
 NAMESPACE = "https://github.com"
 #: Ordered: each level grants the ones before it.
 LEVELS: tuple[str, ...] = ("read", "write", "admin")
@@ -141,8 +149,10 @@ def normalise_path(path: str) -> str:
     return normalize_path(path)
 
 
-def schemes(scopes: Mapping[str, Iterable[tuple[str, str]]] | None = None) -> tuple[SecurityScheme, SecurityScheme]:
-    """The two catalog schemes, with the (scope, description) pairs each grants."""
+def schemes(
+    scopes: Mapping[str, Iterable[tuple[str, str]]] | None = None,
+) -> tuple[SecurityScheme, SecurityScheme, SecurityScheme]:
+    """The three catalog schemes, with the (scope, description) pairs each grants."""
     scopes = scopes or {}
     user = SecurityScheme(
         name=USER,
@@ -178,7 +188,24 @@ def schemes(scopes: Mapping[str, Iterable[tuple[str, str]]] | None = None) -> tu
         ),
         namespace=NAMESPACE,
     )
-    return user, installation
+    classic = SecurityScheme(
+        name=CLASSIC,
+        type=SchemeType.OAUTH2,
+        description=(
+            "An OAuth App acting for the signed-in user, or a classic personal access token: classic OAuth scopes, "
+            "each granting access to everything of its kind the user can reach"
+        ),
+        flows=(
+            OAuthFlow(
+                FlowKind.AUTHORIZATION_CODE,
+                authorization_url="https://github.com/login/oauth/authorize",
+                token_url="https://github.com/login/oauth/access_token",  # noqa: S106 - a URL, not a secret
+                scopes=tuple(scopes.get(CLASSIC, ())),
+            ),
+        ),
+        namespace=NAMESPACE,
+    )
+    return user, installation, classic
 
 
 # --------------------------------------------------------------------------- build
@@ -269,8 +296,24 @@ def _higher(a: str, b: str) -> str:
     return a if LEVELS.index(a) >= LEVELS.index(b) else b
 
 
-def _alternatives(scheme: str, needs: Mapping[str, str], known: Mapping[str, set[str]]) -> list[Requirement]:
-    """Each permission at any known level at or above the one needed, ANDed: the product."""
+def _either(needs: Mapping[str, str], classic: Mapping[str, Any] | None) -> bool:
+    """Are ``needs`` a pair of permission sets GitHub documents as alternatives (issues or pull requests)?"""
+    sets = ((classic or {}).get("either") or {}).get("sets") or ()
+    return len(needs) > 1 and any(set(needs) == set(s) for s in sets)
+
+
+def _alternatives(
+    scheme: str, needs: Mapping[str, str], known: Mapping[str, set[str]], either: bool = False
+) -> list[Requirement]:
+    """Each permission at any known level at or above the one needed, ANDed: the product; or, for a
+    pair GitHub documents as alternative permission sets (``either``), each alone."""
+    if either:
+        return [
+            (SchemeRequirement.of(scheme, [f"{perm}:{lv}"]),)
+            for perm in sorted(needs)
+            for lv in LEVELS[LEVELS.index(needs[perm]) :]
+            if lv in known[perm]
+        ]
     choices: list[list[str]] = []
     for perm in sorted(needs):
         floor = LEVELS.index(needs[perm])
@@ -328,19 +371,38 @@ def build(vendor_dir: Path) -> bytes:
             missing = sorted(names - set(fg[key]))
             raise CatalogError(f"fine-grained-pat-permissions.json: {key} names {missing} without entries")
 
+    classic = _classic(vendor_dir)
+    scope_table = _scope_table(vendor_dir)
+    dups: dict[Key, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for perm, key, _e in s2s_rows:
+        dups[key][perm] += 1
+    added = {(str(e["method"]).upper(), str(e["path"])): e for e in classic["endpoints"]}
+    public = {(str(m).upper(), str(p)) for m, p in classic["public"]["endpoints"]}
+
     entries: list[CatalogEntry] = []
-    used: dict[str, set[str]] = {USER: set(), INSTALLATION: set()}
+    used: dict[str, set[str]] = {USER: set(), INSTALLATION: set(), CLASSIC: set()}
     stats = {"callable_without_permission_data": 0, "permission_data_not_callable": 0, "fine_grained_disagrees": 0}
-    for key in sorted(set(s2s) | set(fg), key=lambda k: (k[1], k[0])):
+    for key in sorted(set(s2s) | set(fg) | set(added), key=lambda k: (k[1], k[0])):
         method, path = key
+        addition = added.get(key)
         in_user = key in user_rest and user_flag.get(key, True)
         in_pat = key in pat_rest
         in_inst = key in inst_rest and inst_flag.get(key, True)
-        if not (in_user or in_pat or in_inst):
+        if not (in_user or in_pat or in_inst) and addition is None:
             stats["permission_data_not_callable"] += 1
             continue
         notes: list[str] = []
-        needs = s2s.get(key) or fg[key]
+        needs = dict(s2s.get(key) or fg.get(key) or {})
+        conditional: list[tuple[str, str, str]] = []
+        for perm, rule in classic["conditional"].items():
+            # The same permission listed twice is two permission sets: the extra one is needed only
+            # in the case GitHub names (workflows:write for workflow files), not always.
+            if perm in needs and len(needs) == 2 and any(n >= 2 for p2, n in dups[key].items() if p2 != perm):
+                level = needs.pop(perm)
+                for scheme in (USER, INSTALLATION):
+                    conditional.append((scheme, f"{perm}:{level}", str(rule["condition"])))
+                conditional.append((CLASSIC, str(rule["classic"]), str(rule["condition"])))
+                notes.append(f"{perm}:{level} only {str(rule['condition']).removeprefix('only ')} ({rule['source']})")
         if key in s2s and key in fg and fg[key] != s2s[key]:
             stats["fine_grained_disagrees"] += 1
             notes.append(
@@ -349,31 +411,66 @@ def build(vendor_dir: Path) -> bytes:
                 + "; its newer GitHub App list, used here, names "
                 + _describe(s2s[key])
             )
-        if len(needs) > 1:
+        reviewed = addition is not None and (not needs or not (in_user or in_pat or in_inst))
+        if len(needs) > 1 and not reviewed and not _either(needs, classic):
             notes.append(
                 f"GitHub lists {len(needs)} permissions for this endpoint ({', '.join(sorted(needs))}) without saying "
                 "whether they are needed together or are alternatives; all are required here"
             )
         reqs: list[Requirement] = []
-        if in_user or in_pat:
-            alts = _alternatives(USER, needs, known)
-            reqs.extend(alts)
-            used[USER].update(s for alt in alts for t in alt for s in t.scopes)
-            if not in_user:
-                notes.append(NOTE_PAT_ONLY)
-            elif not in_pat:
-                notes.append(NOTE_NO_PAT)
+        fine: list[Requirement] = []
+        if addition is not None and reviewed:
+            # An endpoint the vendored permission lists lack (or no token kind may call by them):
+            # ramscope's reviewed reading of GitHub's docs, for the token kinds GitHub lists (all if none).
+            listed = in_user or in_pat or in_inst
+            for combo in addition.get("fine_grained") or ():
+                if in_user or in_pat or not listed:
+                    fine.append((SchemeRequirement.of(USER, combo),))
+                if in_inst or not listed:
+                    fine.append((SchemeRequirement.of(INSTALLATION, combo),))
+            if not addition.get("fine_grained"):
+                why = addition.get("fine_grained_reason") or classic["fine_grained_cannot"]["reason"]
+                notes.append(f"{why} ({addition.get('fine_grained_source') or addition['source']})")
+            notes.append(f"from ramscope's reviewed reading of GitHub's docs: {addition['source']}")
+            reqs.extend(fine)
+            for alt in fine:
+                used[alt[0].scheme].update(alt[0].scopes)
         else:
-            notes.append(NOTE_NO_USER)
-        if in_inst:
-            alts = _alternatives(INSTALLATION, needs, known)
-            reqs.extend(alts)
-            used[INSTALLATION].update(s for alt in alts for t in alt for s in t.scopes)
-        else:
-            notes.append(NOTE_NO_INSTALLATION)
-        entries.append(CatalogEntry(method, path, tuple(reqs), {}, tuple(notes)))
+            either = _either(needs, classic)
+            if either:
+                src = classic["either"]["source"]
+                notes.append(f"{' or '.join(sorted(needs))}: either permission set suffices ({src})")
+            if in_user or in_pat:
+                alts = _alternatives(USER, needs, known, either)
+                reqs.extend(alts)
+                used[USER].update(s for alt in alts for t in alt for s in t.scopes)
+                if not in_user:
+                    notes.append(NOTE_PAT_ONLY)
+                elif not in_pat:
+                    notes.append(NOTE_NO_PAT)
+            else:
+                notes.append(NOTE_NO_USER)
+            if in_inst:
+                alts = _alternatives(INSTALLATION, needs, known, either)
+                reqs.extend(alts)
+                used[INSTALLATION].update(s for alt in alts for t in alt for s in t.scopes)
+            else:
+                notes.append(NOTE_NO_INSTALLATION)
+        classic_alts = _classic_alternatives(
+            addition, needs, classic["permissions"], in_user or in_pat, classic.get("either")
+        )
+        reqs.extend(classic_alts)
+        used[CLASSIC].update(s for alt in classic_alts for t in alt for s in t.scopes)
+        open_text = ""
+        if key in public or (addition is not None and addition.get("public")):
+            open_text = str(classic["public"]["reason"])
+        if not reqs:
+            continue
+        entries.append(
+            CatalogEntry(method, path, tuple(reqs), {}, tuple(notes), tuple(conditional), open_text)
+        )
     callable_any = user_rest | pat_rest | inst_rest
-    stats["callable_without_permission_data"] = len(callable_any - set(s2s) - set(fg))
+    stats["callable_without_permission_data"] = len(callable_any - set(s2s) - set(fg) - set(added))
 
     ambiguous = _ambiguous_titles(titles)
     permissions: list[Permission] = []
@@ -390,8 +487,19 @@ def build(vendor_dir: Path) -> bytes:
             permissions.append(Permission(scope, scope, scheme, desc, admin))
             pairs.append((scope, desc))
         scope_lists[scheme] = pairs
+    pairs = []
+    for scope in sorted(set(scope_table) | used[CLASSIC]):
+        desc = scope_table.get(scope, ("", ""))[0]
+        permissions.append(Permission(scope, scope, CLASSIC, desc, desc))
+        pairs.append((scope, desc))
+    scope_lists[CLASSIC] = pairs
 
-    digest = hashlib.sha256("".join(f"{f}\0{rows[f][2]}\n" for f in FILES).encode()).hexdigest()
+    # The classic table and ramscope's reviewed reading change the catalog as much as GitHub's lists do.
+    extra = "".join(
+        f"{name}\0{hashlib.sha256((vendor_dir / name).read_bytes()).hexdigest()}\n"
+        for name in (CLASSIC_FILE, SCOPES_TABLE)
+    )
+    digest = hashlib.sha256(("".join(f"{f}\0{rows[f][2]}\n" for f in FILES) + extra).encode()).hexdigest()
     source = {
         "repository": "github/docs",
         "path": UPSTREAM_PATH,
@@ -405,6 +513,17 @@ def build(vendor_dir: Path) -> bytes:
         "api_version": "2022-11-28",
         **stats,
     }
+    source["classic"] = {
+        "scopes": f"github/docs content/apps/oauth-apps/building-oauth-apps/scopes-for-oauth-apps.md "
+        f"(excerpt: vendor/github/{SCOPES_TABLE}, CC-BY-4.0)",
+        "mapping": f"vendor/github/{CLASSIC_FILE} (ramscope's reviewed reading of GitHub's docs)",
+    }
+    parents = {k: v[1] for k, v in scope_table.items() if v[1]}
+
+    def implied(short: str) -> tuple[str, ...]:
+        # A classic scope includes those GitHub's table nests under it (repo ⊇ public_repo, repo:status ...).
+        return tuple(sorted(k for k, parent in parents.items() if parent == short))
+
     return encode(
         name=NAME,
         version=f"{date}+{digest[:8]}",
@@ -413,7 +532,81 @@ def build(vendor_dir: Path) -> bytes:
         schemes=schemes(scope_lists),
         permissions=permissions,
         entries=entries,
+        normalise=normalise_path,
+        implied=implied,
     )
+
+
+def _classic(vendor_dir: Path) -> dict[str, Any]:
+    path = vendor_dir / CLASSIC_FILE
+    try:
+        doc = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise CatalogError(f"{path}: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("format") != 1:
+        raise CatalogError(f"{path}: not a classic-scope table of format 1")
+    for k in ("permissions", "conditional", "endpoints", "public", "fine_grained_cannot"):
+        if k not in doc:
+            raise CatalogError(f"{path}: no {k!r}")
+    return doc
+
+
+_SCOPE_ROW = re.compile(r"^(&emsp;)?\**`([^`]+)`\**\s*\|\s*(.*)$")
+_LIQUID = re.compile(r"\{%-?[^%]*%\}")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _scope_table(vendor_dir: Path) -> dict[str, tuple[str, str]]:
+    """scope -> (GitHub's description, the scope it is nested under or "") from the vendored table,
+    its sha256 checked against SOURCES.md."""
+    path = vendor_dir / SCOPES_TABLE
+    data = path.read_bytes()
+    sources = (vendor_dir / "SOURCES.md").read_text("utf-8")
+    m = re.search(r"scopes-for-oauth-apps\.table\.md[^\n]*?([0-9a-f]{64})", sources)
+    if m is None or hashlib.sha256(data).hexdigest() != m.group(1):
+        raise CatalogError(f"{path}: does not match the sha256 in SOURCES.md")
+    out: dict[str, tuple[str, str]] = {}
+    parent = ""
+    for line in data.decode("utf-8").splitlines():
+        row = _SCOPE_ROW.match(line.strip())
+        if row is None or row.group(2) == "(no scope)":
+            continue
+        nested, scope, text = row.groups()
+        text = _LINK.sub(r"\1", _LIQUID.sub("", text))
+        text = re.sub(r"\{%[^}]*", "", text).replace("<br/>", " ").replace("<br>", " ").replace("**", "")
+        text = " ".join(re.sub(r"\{\{[^}]*\}\}", "", text).split())
+        out[scope] = (text, parent if nested else "")
+        if not nested:
+            parent = scope
+    return out
+
+
+def _classic_alternatives(
+    addition: Mapping[str, Any] | None,
+    needs: Mapping[str, str],
+    mapping: Mapping[str, Mapping[str, list[str]]],
+    user_callable: bool,
+    either: Mapping[str, Any] | None = None,
+) -> list[Requirement]:
+    """The classic scopes that do what ``needs`` asks: each permission's classic scopes at its level,
+    ANDed (a product, each combination as a set). None when a permission has no classic equivalent."""
+    if addition is not None and (addition.get("classic") or addition.get("classic_none")):
+        # classic_none: a classic token with no scope at all does the job (the authenticated user's profile).
+        none: list[Requirement] = [(SchemeRequirement.of(CLASSIC, []),)] if addition.get("classic_none") else []
+        return none + [(SchemeRequirement.of(CLASSIC, [scope]),) for scope in addition.get("classic") or ()]
+    if not user_callable or not needs:
+        return []
+    if _either(needs, {"either": either}):
+        out = {tuple((mapping.get(p) or {}).get(lv) or ()) for p, lv in needs.items()}
+        return [(SchemeRequirement.of(CLASSIC, [s]),) for s in sorted({s for group in out for s in group})]
+    choices: list[list[str]] = []
+    for perm, level in sorted(needs.items()):
+        scopes = (mapping.get(perm) or {}).get(level)
+        if not scopes:
+            return []
+        choices.append(list(scopes))
+    combos = sorted({tuple(sorted(set(c))) for c in product(*choices)})
+    return [(SchemeRequirement.of(CLASSIC, list(c)),) for c in combos]
 
 
 def _dup_count(rows: list[tuple[str, Key, dict[str, Any]]], perm: str, key: Key) -> int:

@@ -31,6 +31,7 @@ import hashlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +51,14 @@ __all__ = [
     "SERVERS",
     "Agreement",
     "build",
+    "build_from",
     "choose",
     "grant_sets",
     "implied",
     "least_privilege_agreement",
     "normalise_path",
     "scope_string",
+    "twins",
 ]
 
 NAME = "microsoft-graph"
@@ -154,6 +157,27 @@ def normalise_path(path: str) -> str:
     return f"{out}?{query}" if query else out
 
 
+_USERS_ID = "/users/{id}"
+
+
+def twins(npath: str) -> tuple[tuple[str, str], ...]:
+    """The documented twin of a normalised path, with what using it means: ``/me/x`` is
+    ``/users/{id}/x`` for the signed-in user, and back (Microsoft documents most endpoints under both
+    spellings on one page, "HTTP request": ``/me/sendMail`` and ``/users/{id | userPrincipalName}/sendMail``,
+    but its permissions data often lists only one)."""
+    if npath == "/me" or npath.startswith(("/me/", "/me?")):
+        return ((_USERS_ID + npath[3:], "/me is /users/{id} for the signed-in user"),)
+    if npath == _USERS_ID or npath.startswith((_USERS_ID + "/", _USERS_ID + "?")):
+        return (
+            (
+                "/me" + npath[len(_USERS_ID) :],
+                "the signed-in user's own data; another user's may need a .Shared or .All permission, "
+                "and application permissions are listed for /me though Graph refuses /me without a signed-in user",
+            ),
+        )
+    return ()
+
+
 #: Note on every /me entry that lists application permissions (see build()).
 ME_APP_NOTE = "/me needs a signed-in user: Graph refuses it under an app-only token (application permissions)"
 
@@ -244,10 +268,27 @@ def build(vendor_dir: Path) -> bytes:
     """Compile ``vendor_dir/permissions.json`` into the catalog form; same input, same bytes."""
     data = (vendor_dir / "permissions.json").read_bytes()
     source = _provenance(vendor_dir, data)
-    raw = orjson.loads(data)
+    return build_from(data, source, shipped_additions(), origin=str(vendor_dir / "permissions.json"))
+
+
+def build_from(
+    data: bytes,
+    source: dict[str, Any],
+    additions: bytes | None = None,
+    *,
+    origin: str = "permissions.json",
+    strict: bool = True,
+) -> bytes:
+    """Compile Microsoft's ``permissions.json`` (``data``) with ``source`` as its provenance, and
+    ramscope's reviewed ``additions`` (``additions.json``'s bytes) if any; not ``strict``, an addition
+    the data no longer needs or supports is left out (see :func:`_additions`)."""
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{origin}: not JSON: {exc}") from exc
     perms_raw = raw.get("permissions") if isinstance(raw, dict) else None
     if not isinstance(perms_raw, dict):
-        raise ValueError(f"{vendor_dir / 'permissions.json'}: $.permissions: expected an object")
+        raise ValueError(f"{origin}: $.permissions: expected an object")
 
     order = list(SCHEME_NAMES)
     permissions: list[Permission] = []
@@ -261,7 +302,7 @@ def build(vendor_dir: Path) -> bytes:
         body = perms_raw[short]
         where = f"$.permissions[{short!r}]"
         if not isinstance(body, dict) or not isinstance(body.get("schemes"), dict):
-            raise ValueError(f"{vendor_dir / 'permissions.json'}: {where}.schemes: expected an object")
+            raise ValueError(f"{origin}: {where}.schemes: expected an object")
         for key in sorted(body["schemes"], key=lambda k: order.index(k) if k in order else len(order)):
             if key not in SCHEME_NAMES:
                 continue
@@ -286,7 +327,7 @@ def build(vendor_dir: Path) -> bytes:
             methods = [str(m).upper() for m in pset.get("methods") or ()]
             paths = pset.get("paths") or {}
             if not isinstance(paths, dict):
-                raise ValueError(f"{vendor_dir / 'permissions.json'}: {where}.pathSets[{i}].paths: expected an object")
+                raise ValueError(f"{origin}: {where}.pathSets[{i}].paths: expected an object")
             for path, value in paths.items():
                 marked, also = _clauses(str(value or ""))
                 npath = normalise_path(str(path))
@@ -300,6 +341,9 @@ def build(vendor_dir: Path) -> bytes:
                         if scheme_key in marked:
                             least[k][scheme].add(short)
 
+    added = _additions(
+        orjson.loads(additions) if additions is not None else None, defined, grants, least, strict=strict
+    )
     scheme_rank = {SCHEME_NAMES[k]: i for i, k in enumerate(order)}
     entries: list[CatalogEntry] = []
     for method, npath in sorted(grants):
@@ -320,6 +364,7 @@ def build(vendor_dir: Path) -> bytes:
             # No alternative left would read as "needs nothing": no entry, the operation stays undetermined.
             continue
         marks = {k: v for k, v in least.get((method, npath), {}).items() if k in schemes}
+        notes += tuple(added.get((method, npath), ()))
         spelled = sorted(spellings[(method, npath)])
         if len(spelled) > 1:
             # Several upstream spellings merged into this entry: say which, for whoever traces it back.
@@ -336,15 +381,77 @@ def build(vendor_dir: Path) -> bytes:
                 notes=notes,
             )
         )
+    version = f"{source['date']}+{source['commit'][:8] or source['sha256'][:8]}"
+    if added:
+        # ramscope's reviewed additions change the catalog: its version says so.
+        sha = hashlib.sha256(additions or b"").hexdigest()
+        version += f".r{sha[:8]}"
+        source = {**source, "additions": {"file": f"src/ramscope/providers/data/{ADDITIONS}", "sha256": sha}}
     return encode(
         name=NAME,
-        version=f"{source['date']}+{source['commit'][:8]}",
+        version=version,
         source=source,
         servers=SERVERS,
         schemes=_schemes(permissions),
         permissions=permissions,
         entries=entries,
     )
+
+
+ADDITIONS = "microsoft-graph.additions.json"
+
+
+def shipped_additions() -> bytes | None:
+    """ramscope's reviewed additions (``providers/data/microsoft-graph.additions.json``), shipped so
+    that a refreshed catalog gets them too."""
+    f = resources.files(__package__) / "data" / ADDITIONS
+    return f.read_bytes() if f.is_file() else None
+
+
+def _additions(
+    doc: Any,
+    defined: set[tuple[str, str]],
+    grants: dict[tuple[str, str], dict[str, dict[str, set[str]]]],
+    least: dict[tuple[str, str], dict[str, set[str]]],
+    *,
+    strict: bool = True,
+) -> dict[tuple[str, str], list[str]]:
+    """Merge ``additions.json`` (ramscope's reviewed additions, each with its source, parsed) into
+    the grants; (METHOD, normalised path) -> the notes saying so. A permission it names must exist in
+    permissions.json under that scheme; an addition where permissions.json already lists the scheme
+    is refused (it is a gap filler, not an override). Not ``strict`` (a refresh from a newer
+    permissions.json, which may have filled the gap or renamed a permission): such an addition is
+    left out instead."""
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict) or doc.get("format") != 1 or not isinstance(doc.get("additions"), list):
+        raise ValueError(f"{ADDITIONS}: not an additions file of format 1")
+    notes: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for i, add in enumerate(doc["additions"]):
+        where = f"{ADDITIONS}: additions[{i}]"
+        key, method = str(add.get("scheme", "")), str(add.get("method", "")).upper()
+        if key not in SCHEME_NAMES or not add.get("source") or not add.get("permissions"):
+            raise ValueError(f"{where}: needs a scheme of {sorted(SCHEME_NAMES)}, permissions and a source")
+        scheme = SCHEME_NAMES[key]
+        missing = [short for short in add["permissions"] if (key, short) not in defined]
+        if missing:
+            if not strict:
+                continue
+            raise ValueError(f"{where}: {missing[0]} is not a {key} permission of permissions.json")
+        for raw in add.get("paths") or ():
+            k = (method, normalise_path(str(raw)))
+            if scheme in grants.get(k, {}):
+                if not strict:
+                    continue
+                raise ValueError(f"{where}: permissions.json already lists {key} permissions for {method} {raw}")
+            for short in add["permissions"]:
+                grants[k][scheme].setdefault(short, set()).add("")
+            least[k][scheme].update(str(x) for x in add.get("least") or ())
+            notes[k].append(
+                f"{key} permissions added from Microsoft's API reference, reviewed {add.get('reviewed', '')}: "
+                f"{add['source']}"
+            )
+    return dict(notes)
 
 
 # --------------------------------------------------------------------------- least-privilege marks

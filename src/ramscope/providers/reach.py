@@ -40,7 +40,10 @@ __all__ = [
     "Principal",
     "Reach",
     "classify",
+    "endpoint_families",
+    "family_known",
     "operation_note",
+    "permission_family",
     "provider_of",
     "reach_table_version",
 ]
@@ -179,6 +182,26 @@ def operation_note(provider: str, operation_id: str) -> OperationReach | None:
     return OperationReach(operation_id, str(hit["undetermined"]), str(hit["source"]))
 
 
+def permission_family(scope: str) -> str:
+    """The resource family a provider's permission names: ``Mail`` of ``Mail.ReadWrite``, ``Group`` of
+    ``Group-NestingSupport.ReadWrite.All`` (Graph's ``Resource[-Part].Operation`` naming)."""
+    return _short(scope).split(".", 1)[0].split("-", 1)[0]
+
+
+def endpoint_families(provider: str, path: str) -> frozenset[str]:
+    """The reviewed families (``families`` of the table) whose path words name a segment of ``path``."""
+    table = _table().get("families", {}).get(provider, {})
+    segments = {seg.lower() for seg in re.split(r"[/.]", path) if seg}
+    return frozenset(
+        fam for fam, body in table.items() if isinstance(body, dict) and segments & set(body.get("segments", ()))
+    )
+
+
+def family_known(provider: str, family: str) -> bool:
+    """Does the table know ``family``'s path words (so its absence from a path means something)?"""
+    return family in _table().get("families", {}).get(provider, {})
+
+
 # --------------------------------------------------------------------------- the rules
 
 #: A read-only marker ending the name (``.readonly``, ``.Read.All``, ``:read``, ``read_only``) decides
@@ -256,19 +279,39 @@ def _principal(provider: str, name: str, description: str) -> tuple[Principal, s
     return Principal.USER, ""
 
 
-def classify(scope: str, description: str = "", *, provider: str = "") -> Reach:
-    """The class of ``scope`` (see the module docstring): the reviewed table first, then the rules."""
+def classify(scope: str, description: str = "", *, provider: str = "", app_only: bool = False) -> Reach:
+    """The class of ``scope`` (see the module docstring): the reviewed table first, then the rules.
+
+    ``app_only``: the scheme that grants it has no flow but the app's own credentials (Graph's
+    application permissions, a GitHub App's installation token), so only an app can hold it.
+    """
     provider = provider_of(scope, provider)
     name = _short(scope)
-    level, why = _level(name, description)
-    principal, pwhy = _principal(provider, name, description)
-    reach = Reach(
-        scope,
-        level,
-        principal,
-        source="name" if "name" in why else ("description" if level is not Level.UNKNOWN else "none"),
-        why="; ".join(w for w in (why, pwhy) if w),
-    )
+    if provider == "microsoft-graph":
+        from ._reach_graph import classify_graph  # noqa: PLC0415 - the provider's rules, loaded when used
+
+        reach = classify_graph(scope, name, description, app_only=app_only)
+    elif provider == "github":
+        from ._reach_github import classify_github  # noqa: PLC0415 - the provider's rules, loaded when used
+
+        reach = classify_github(scope, name, description, app_only=app_only)
+    else:
+        level, why = _level(name, description)
+        principal, pwhy = _principal(provider, name, description)
+        if app_only and principal is Principal.USER:
+            principal, pwhy = Principal.APP, "its scheme has no flow but the app's own credentials"
+        reach = Reach(
+            scope,
+            level,
+            principal,
+            source="name" if "name" in why else ("description" if level is not Level.UNKNOWN else "none"),
+            why="; ".join(w for w in (why, pwhy) if w),
+        )
+    return _with_exception(provider, scope, reach)
+
+
+def _with_exception(provider: str, scope: str, reach: Reach) -> Reach:
+    """``reach`` overridden by the reviewed table's entry for ``scope``, if any."""
     hit = _exception(provider, scope)
     if hit is None:
         return reach
@@ -277,11 +320,11 @@ def classify(scope: str, description: str = "", *, provider: str = "") -> Reach:
         scope,
         level,
         Principal(hit.get("principal", reach.principal.value)),
-        slice=str(hit.get("slice", "")),
-        condition=str(hit.get("condition", "")),
-        satisfied_by=tuple(hit.get("satisfied_by", ())),
-        limits=tuple(hit.get("limits", ())),
-        deprecated=str(hit.get("deprecated", "")),
+        slice=str(hit.get("slice", reach.slice)),
+        condition=str(hit.get("condition", reach.condition)),
+        satisfied_by=tuple(hit.get("satisfied_by", reach.satisfied_by)),
+        limits=tuple(hit.get("limits", reach.limits)),
+        deprecated=str(hit.get("deprecated", reach.deprecated)),
         source=str(hit["source"]),
         why=str(hit.get("why", reach.why)),
     )

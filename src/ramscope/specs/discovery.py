@@ -24,6 +24,7 @@ What the format leaves implicit, and how it is read here:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -78,6 +79,22 @@ def _str(v: Any) -> str:
 
 def _with_service_path(service_path: str, path: str) -> str:
     return "/" + (service_path.strip("/") + "/" if service_path.strip("/") else "") + path.lstrip("/")
+
+
+_RESERVED = re.compile(r"\{\+([^{}]*)\}")
+
+
+def _reserved_patterns(path: str, parameters: Any) -> dict[str, str | None]:
+    """Each reserved-expansion parameter (``{+name}``) of ``path`` and its declared ``pattern``
+    (``None`` when it declares none): what bounds the several segments it may stand for, for an
+    export that must allow no more than the method (``ramscope.governance.cedar``)."""
+    out: dict[str, str | None] = {}
+    params = parameters if isinstance(parameters, dict) else {}
+    for name in _RESERVED.findall(path):
+        p = params.get(name)
+        pattern = p.get("pattern") if isinstance(p, dict) else None
+        out[name] = pattern if isinstance(pattern, str) else None
+    return out
 
 
 def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_version: str = "v1") -> SpecIndex:
@@ -155,6 +172,7 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
                     alt = tuple(dict.fromkeys((flat, _with_service_path(service_path, flat))))
                 method_id = _str(m.get("id"))
                 http_method = m["httpMethod"].upper()
+                reserved = _reserved_patterns(path, m.get("parameters"))
                 entries.append(
                     OperationEntry(
                         key=method_id or f"{http_method} {full}",
@@ -167,6 +185,7 @@ def build_discovery_index(doc: Mapping[str, Any], spec: FetchedSpec, *, spec_ver
                         security_source=src,
                         description=_str(m.get("description")),
                         deprecated=m.get("deprecated") is True,
+                        extra={"reserved_patterns": reserved} if reserved else {},
                         pointer=mptr,
                     )
                 )

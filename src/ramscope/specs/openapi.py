@@ -321,9 +321,12 @@ class _Builder:
         """Index one path item's operations into ``entries``; sets ``self._op_declared``."""
         self._op_declared = False
         item_bases = root_bases
+        #: The path item's own server URLs (absolute), where the API is for its operations.
+        item_urls: list[str] | None = None
         if "servers" in item:
             item_bases = self._servers(item["servers"], root_bases, item_ptr + "/servers")
             all_bases.extend(item_bases)
+            item_urls = self._absolute_servers(item["servers"])
         # (method, operation, its pointer if not the usual item_ptr/method): pointers are made only
         # when a finding or an unusual place needs one (Graph beta: 22,000 operations).
         ops: list[tuple[str, Any, str | None]] = [(m, item[m], None) for m in methods if m in item]
@@ -352,9 +355,11 @@ class _Builder:
                 self.diags.append(INVALID_OPERATION(op_ptr, f"{method.upper()} {path}: not an object; skipped"))
                 continue
             bases = item_bases
+            urls = item_urls
             if "servers" in op:
                 bases = self._servers(op["servers"], item_bases, f"{at or f'{item_ptr}/{method}'}/servers")
                 all_bases.extend(bases)
+                urls = self._absolute_servers(op["servers"]) or item_urls
             if "security" in op:
                 reqs = self._security(op["security"], f"{at or f'{item_ptr}/{method}'}/security")
                 src = "operation" if reqs is not None else "invalid"
@@ -377,6 +382,9 @@ class _Builder:
                 reqs, src = None, "undeclared"
                 pending.append(len(entries))
             row = self._row(method, path, op, item_ptr, at, bases, reqs, src, source)
+            if urls:
+                # Another API location than the root's: what an export allows and a rule judges (issue 22).
+                row = (*row[:11], {**row[11], "servers": urls}, row[12])
             reading = read_extensions(op, reqs, self.schemes)
             if reading is not None:
                 row = self._with_extensions(row, reading, pending, len(entries))
@@ -495,17 +503,22 @@ class _Builder:
                 scheme = listed[0] if listed else "https"
                 out.append(f"{scheme}://{host}{_norm_base(base) if isinstance(base, str) else ''}")
         else:
-            raw = self.doc.get("servers")
-            for server in raw if isinstance(raw, list) else ():
-                if not isinstance(server, dict) or not isinstance(server.get("url"), str):
-                    continue
-                url = server["url"]
-                variables = server.get("variables")
-                if isinstance(variables, dict) and "{" in url:
-                    url = _substitute(url, variables)
-                url = urljoin(self.base_url, url) if urlsplit(self.base_url).scheme in ("http", "https") else url
-                if url not in out:
-                    out.append(url)
+            out = self._absolute_servers(self.doc.get("servers"))
+        return out[:16]
+
+    def _absolute_servers(self, raw: Any) -> list[str]:
+        """The URLs of a ``servers`` list, absolute (relative to the spec), variables at their defaults."""
+        out: list[str] = []
+        for server in raw if isinstance(raw, list) else ():
+            if not isinstance(server, dict) or not isinstance(server.get("url"), str):
+                continue
+            url = server["url"]
+            variables = server.get("variables")
+            if isinstance(variables, dict) and "{" in url:
+                url = _substitute(url, variables)
+            url = urljoin(self.base_url, url) if urlsplit(self.base_url).scheme in ("http", "https") else url
+            if url not in out:
+                out.append(url)
         return out[:16]
 
     def _root_bases(self) -> list[str]:
