@@ -291,6 +291,8 @@ class Run:
     stdout: bytes = field(repr=False, default=b"")
     stderr: bytes = field(repr=False, default=b"")
     timed_out: bool = False
+    #: CPU seconds (user + system) of the child.
+    cpu: float = 0.0
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -370,6 +372,7 @@ def run_process(
         )
         run = Run(answer["seconds"], answer["rss"], answer["returncode"], out.read(), err.read())
         run.timed_out = answer["timed_out"]
+        run.cpu = float(answer.get("cpu", 0.0))
     if run.returncode not in ok and not run.timed_out:
         raise RuntimeError(
             f"{' '.join(map(str, cmd))} exited {run.returncode}:\n{run.stderr.decode(errors='replace')[-3000:]}"

@@ -58,6 +58,8 @@ def _run(req: dict[str, Any]) -> dict[str, Any]:
     return {
         "seconds": elapsed,
         "rss": rss,
+        # CPU seconds of the child (user + system): steadier than wall time on a shared machine.
+        "cpu": usage.ru_utime + usage.ru_stime,
         "returncode": code,
         "timed_out": bool(timeout) and code < 0 and elapsed >= timeout,
     }

@@ -38,9 +38,6 @@ def test_detect_kind_from_content(body: bytes, kind: SpecKind) -> None:
         (b'{"name": "thing", "version": 2}', None, "top-level keys 'name', 'version'"),
         (b"[1, 2, 3]", None, "an array of 3 items"),
         (b'{"kind": "discovery#directoryList", "items": []}', None, "Discovery directory"),
-        (b'{"openapi": "3.0.0",', None, "invalid JSON"),
-        (b"key: [unclosed", None, "not JSON, and not YAML"),
-        (b'{"a": "\xff"}', None, "invalid JSON"),
         (b"just text", None, "a bare string"),
     ],
 )
@@ -48,6 +45,22 @@ def test_unsupported_specs_say_what_they_are(body: bytes, media_type: str | None
     """Anything else raises SpecError("unsupported spec: ...") describing what was found."""
     with pytest.raises(SpecError, match="unsupported spec") as err:
         detect_kind(body, media_type)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b'{"openapi": "3.0.0",', "invalid JSON"),
+        (b"key: [unclosed", "not JSON, and not YAML"),
+        (b'{"a": "\xff"}', "invalid JSON"),
+    ],
+)
+def test_unreadable_specs_are_invalid_not_unsupported(body: bytes, words: str) -> None:
+    """A document that cannot be parsed was obtained but is invalid (reason ``spec-invalid``), not of a
+    kind ramscope does not read (``unsupported-spec``)."""
+    with pytest.raises(SpecError, match="unreadable spec") as err:
+        detect_kind(body, None)
     assert words in str(err.value)
 
 

@@ -214,6 +214,13 @@ CASES: list[tuple[str, Mutation, str, str, str]] = [
         "warning",
         f"{P}/resource_accesses/2/access_justification",
     ),
+    (
+        "draft-placeholder",
+        _set("resource_accesses/2/access_justification", "TODO(ramscope draft): say why the agent needs this access"),
+        "draft-placeholder",
+        "warning",
+        f"{P}/resource_accesses/2/access_justification",
+    ),
     ("empty-manifest", _drop_accesses, "empty-manifest", "warning", P),
 ]
 

@@ -82,6 +82,7 @@ def rule(code: str, severity: Severity, summary: str, *, stage: str) -> Rule:
 _RULE_MODULES = (
     "ramscope.card",
     "ramscope.derive.rules",
+    "ramscope.evidence.rules",
     "ramscope.governance.skills",
     "ramscope.manifest",
     "ramscope.naming",
@@ -89,7 +90,9 @@ _RULE_MODULES = (
     "ramscope.resolve",
     "ramscope.specs._doc",
     "ramscope.specs.a2a",
+    "ramscope.specs.graphql",
     "ramscope.specs.mcp",
+    "ramscope.specs.stone",
     "ramscope.specs.strict",
     "ramscope.store.cache",
     "ramscope.store.store",

@@ -166,6 +166,8 @@ def unresolved_for_error(error: RamscopeError, resource: Resource, operation: Op
     if isinstance(error, FetchError):
         reason, r = "spec-unavailable", SPEC_UNAVAILABLE
     elif isinstance(error, SpecError) and error.detail.startswith("unsupported spec"):
+        # A document of a kind ramscope does not read; one that cannot be parsed at all ("unreadable
+        # spec: invalid JSON ...", too deep, bad UTF-8) was obtained but is invalid.
         reason, r = "unsupported-spec", UNSUPPORTED_SPEC
     else:
         reason, r = "spec-invalid", SPEC_INVALID

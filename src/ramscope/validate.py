@@ -94,6 +94,14 @@ UNUSED_OPERATION = rule("unused-operation", Severity.WARNING, "No access refers 
 EMPTY_JUSTIFICATION = rule(
     "empty-justification", Severity.WARNING, "An access gives no justification for the user to read.", stage=_S
 )
+DRAFT_PLACEHOLDER = rule(
+    "draft-placeholder",
+    Severity.WARNING,
+    "An access still carries the placeholder justification `ramscope draft` wrote; its author has to say why.",
+    stage=_S,
+)
+#: How `ramscope draft` marks what it leaves to the author (``ramscope.evidence.draft.PLACEHOLDER``).
+DRAFT_MARKER = "TODO(ramscope draft)"
 EMPTY_MANIFEST = rule(
     "empty-manifest", Severity.WARNING, "The manifest declares no resource accesses at all.", stage=_S
 )
@@ -314,7 +322,15 @@ def _check_access(a: ResourceAccess, operations: Mapping[str, Operation], out: l
         out.append(_dangling(a.loc.of("operation"), "access", label, "operation", a.operation, operations))
     _unspecified(a, "identity_used", out)
     _unspecified(a, "necessity", out)
-    if not a.access_justification.strip() and "access_justification" not in a.loc.rejected:
+    if a.access_justification.strip().startswith(DRAFT_MARKER):
+        out.append(
+            DRAFT_PLACEHOLDER(
+                a.loc.of("access_justification"),
+                f"access {label!r} still has the justification `ramscope draft` left for its author",
+                hint="say why the agent needs this access; consent screens show it to the user",
+            )
+        )
+    elif not a.access_justification.strip() and "access_justification" not in a.loc.rejected:
         out.append(
             EMPTY_JUSTIFICATION(
                 _field_or_object(a.loc, "access_justification"),

@@ -53,6 +53,24 @@ class Served:
     mcp_tools_result: bytes | None = None
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What ``ramscope derive`` does with a case, exactly.
+
+    ``code``: for exit 2 the error's code (``RamscopeError.code``: ``bad-input``, ``limit-exceeded``);
+    for a report, the ``reason`` of its unresolved accesses (joined with ``+`` if several), else the
+    error diagnostic that made the card invalid (exit 1), else ``None`` (every access derived).
+    ``diagnostics``: the report's diagnostic codes, sorted, without ``insecure-spec-url`` and
+    ``insecure-fetch`` (every case's spec is on a plain-http loopback server).
+    ``bug``: the outcome is the right one, not today's: a strict xfail names the bug until it is fixed.
+    """
+
+    exit: int
+    code: str | None
+    diagnostics: tuple[str, ...] = ()
+    bug: str | None = None
+
+
 @dataclass
 class Case:
     name: str
@@ -62,10 +80,20 @@ class Case:
     card: Callable[[str], bytes]
     served: list[Served] = field(default_factory=list)
     card_suffix: str = ".json"
-    #: Exit codes that count as "a clear diagnostic or error" for this case.
-    exits: tuple[int, ...] = (0, 1, 2, 3)
     #: Text that must appear in stderr or stdout (a diagnostic naming the problem), if any.
     expect: str | None = None
+    #: The exact outcome (exit code, code, diagnostics), from ``OUTCOMES`` by ``all_cases``.
+    outcome: Outcome | None = None
+
+    @property
+    def exit(self) -> int:
+        assert self.outcome is not None, f"{self.klass}/{self.name} has no outcome in OUTCOMES"
+        return self.outcome.exit
+
+    @property
+    def code(self) -> str | None:
+        assert self.outcome is not None, f"{self.klass}/{self.name} has no outcome in OUTCOMES"
+        return self.outcome.code
 
 
 # --------------------------------------------------------------------------- base documents
@@ -282,7 +310,6 @@ def spec_case(
     operation_id: str | None = None,
     resource_path: str | None = None,
     expect: str | None = None,
-    exits: tuple[int, ...] = (0, 1, 2, 3),
 ) -> Case:
     """A card naming one operation of a spec the local server answers with ``body``."""
     info = SPEC_KINDS[kind]
@@ -304,7 +331,7 @@ def spec_case(
         if kind == "mcp"
         else Served(info.path, body=body, content_type=info.content_type)
     )
-    return Case(name, klass, kind, card, [served], exits=exits, expect=expect)
+    return Case(name, klass, kind, card, [served], expect=expect)
 
 
 def encode(kind: str, doc: Any) -> bytes:
@@ -355,8 +382,11 @@ def deep_nesting(depth: int = DEEP) -> list[Case]:
 def huge_arrays(n: int = 1_000_000) -> list[Case]:
     cases: list[Case] = []
     arr = b"[" + b",".join([b"0"] * n) + b"]"
-    card = dumps(card_doc(manifest("https://x.example/s.json")))[:-1] + b',"x-huge":' + arr + b"}"
-    cases.append(Case("card-array", "huge-arrays", "card", lambda _b: card))
+
+    def card(base: str) -> bytes:
+        return dumps(card_doc(manifest(base + "/openapi.json")))[:-1] + b',"x-huge":' + arr + b"}"
+
+    cases.append(Case("card-array", "huge-arrays", "card", card, [Served("/openapi.json", dumps(openapi()))]))
     # 50,000 accesses (the card limit is 16 MiB), all through one operation of a local spec.
     info = SPEC_KINDS["openapi-json"]
 
@@ -508,9 +538,12 @@ def bad_utf8() -> list[Case]:
         if body == raw_doc:
             body = raw_doc.replace(b"items", b"it\xc0\xafems", 1)
         cases.append(spec_case(kind, "bad-utf8", kind, body))
+
     # Escaped lone surrogates are valid JSON but not valid Unicode.
-    esc = dumps(card_doc(manifest("https://x.example/s.json"))).replace(b"an agent under test", b"\\ud800 lone", 1)
-    cases.append(Case("card-escaped-surrogate", "bad-utf8", "card", lambda _b: esc))
+    def esc(base: str) -> bytes:
+        return dumps(card_doc(manifest(base + "/openapi.json"))).replace(b"an agent under test", b"\\ud800 lone", 1)
+
+    cases.append(Case("card-escaped-surrogate", "bad-utf8", "card", esc, [Served("/openapi.json", dumps(openapi()))]))
     return cases
 
 
@@ -775,8 +808,170 @@ def crlf_urls() -> list[Case]:
     return cases
 
 
+#: Every case's exact outcome, by (class, case), derived by running each and reviewed one by one; the
+#: same at the default and the full sizes. tests/adversarial/README.md shows it (``outcome_table``).
+OUTCOMES: dict[tuple[str, str], Outcome] = {
+    ("deep-nesting", "card-json"): Outcome(2, "limit-exceeded", ()),
+    ("deep-nesting", "card-yaml-flow"): Outcome(2, "limit-exceeded", ()),
+    ("deep-nesting", "card-yaml-block"): Outcome(2, "limit-exceeded", ()),
+    ("deep-nesting", "openapi-json"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("deep-nesting", "openapi-yaml"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("deep-nesting", "discovery"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("deep-nesting", "mcp"): Outcome(3, "spec-unavailable", ("access-unresolved", "spec-unavailable")),
+    ("deep-nesting", "a2a"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("deep-nesting", "discovery-resources-450"): Outcome(
+        3, "security-undeclared", ("access-undetermined", "security-undeclared")
+    ),
+    ("huge-arrays", "card-array"): Outcome(0, None, ()),
+    ("huge-arrays", "card-accesses"): Outcome(0, None, ()),
+    ("huge-arrays", "openapi-json-ops"): Outcome(0, None, ()),
+    ("huge-arrays", "openapi-yaml-ops"): Outcome(0, None, ()),
+    ("huge-arrays", "discovery-methods"): Outcome(0, None, ()),
+    ("huge-arrays", "mcp-tools"): Outcome(0, None, ("mcp-no-authorization",)),
+    ("huge-arrays", "a2a-skills"): Outcome(0, None, ()),
+    ("huge-arrays", "openapi-alternatives"): Outcome(0, None, ("ambiguous-scope-choice", "undeclared-scope")),
+    ("huge-arrays", "openapi-optimiser"): Outcome(0, None, ("ambiguous-scope-choice", "undeclared-scope")),
+    ("huge-arrays", "openapi-unknown-operations"): Outcome(
+        3, "operation-not-found", ("access-unresolved", "operation-id-not-found", "operation-not-found")
+    ),
+    ("big-strings", "card"): Outcome(0, None, ("display-name-mismatch",)),
+    ("big-strings", "card-operation-id"): Outcome(0, None, ("operation-id-not-found",)),
+    ("big-strings", "openapi-json"): Outcome(0, None, ("display-name-mismatch", "undeclared-scope")),
+    ("big-strings", "openapi-yaml"): Outcome(0, None, ("display-name-mismatch", "undeclared-scope")),
+    ("big-strings", "discovery"): Outcome(0, None, ("display-name-mismatch",)),
+    ("big-strings", "mcp"): Outcome(0, None, ("mcp-no-authorization",)),
+    ("big-strings", "a2a"): Outcome(0, None, ("display-name-mismatch",)),
+    ("ref-loops", "openapi-json-loop"): Outcome(0, None, ()),
+    ("ref-chains", "openapi-json-chain"): Outcome(
+        3,
+        "operation-not-found",
+        ("access-unresolved", "operation-id-not-found", "operation-not-found", "ref-unresolved"),
+    ),
+    ("ref-loops", "openapi-json-external-loop"): Outcome(
+        3, "operation-not-found", ("access-unresolved", "operation-id-not-found", "operation-not-found", "ref-cycle")
+    ),
+    ("ref-loops", "openapi-yaml-loop"): Outcome(0, None, ()),
+    ("ref-chains", "openapi-yaml-chain"): Outcome(
+        3,
+        "operation-not-found",
+        ("access-unresolved", "operation-id-not-found", "operation-not-found", "ref-unresolved"),
+    ),
+    ("ref-loops", "openapi-yaml-external-loop"): Outcome(
+        3,
+        "operation-not-found",
+        ("access-unresolved", "operation-id-not-found", "operation-not-found", "ref-unresolved"),
+    ),
+    ("yaml-alias-bomb", "card"): Outcome(2, "limit-exceeded", ()),
+    ("yaml-alias-bomb", "openapi-yaml"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("yaml-alias-bomb", "card-recursive"): Outcome(2, "bad-input", ()),
+    ("duplicate-keys", "card-json"): Outcome(2, "bad-input", ()),
+    ("duplicate-keys", "card-yaml"): Outcome(2, "bad-input", ()),
+    ("duplicate-keys", "openapi-json"): Outcome(0, None, ("operation-id-not-found",)),
+    ("duplicate-keys", "openapi-yaml"): Outcome(3, "unsupported-spec", ("access-unresolved", "unsupported-spec")),
+    ("duplicate-keys", "discovery"): Outcome(
+        3, "selector-contradiction", ("access-unresolved", "http-method-mismatch")
+    ),
+    ("duplicate-keys", "mcp"): Outcome(3, "operation-not-found", ("access-unresolved", "operation-not-found")),
+    ("duplicate-keys", "a2a"): Outcome(3, "operation-not-found", ("access-unresolved", "operation-not-found")),
+    ("bad-utf8", "card-invalid"): Outcome(2, "bad-input", ()),
+    ("bad-utf8", "card-overlong-slash"): Outcome(2, "bad-input", ()),
+    ("bad-utf8", "card-overlong-nul"): Outcome(2, "bad-input", ()),
+    ("bad-utf8", "card-surrogate"): Outcome(2, "bad-input", ()),
+    ("bad-utf8", "card-overlong-3byte"): Outcome(2, "bad-input", ()),
+    ("bad-utf8", "openapi-json"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("bad-utf8", "openapi-yaml"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("bad-utf8", "discovery"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("bad-utf8", "mcp"): Outcome(3, "spec-unavailable", ("access-unresolved", "spec-unavailable")),
+    ("bad-utf8", "a2a"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("bad-utf8", "card-escaped-surrogate"): Outcome(0, None, ()),
+    ("nul-bytes", "card-raw-nul"): Outcome(2, "bad-input", ()),
+    ("nul-bytes", "card-escaped-nul"): Outcome(0, None, ("operation-id-not-found",)),
+    ("nul-bytes", "card-yaml-nul"): Outcome(2, "bad-input", ()),
+    ("nul-bytes", "openapi-json"): Outcome(0, None, ("operation-id-not-found",)),
+    ("nul-bytes", "openapi-yaml"): Outcome(0, None, ("operation-id-not-found",)),
+    ("nul-bytes", "discovery"): Outcome(0, None, ("operation-id-not-found",)),
+    ("nul-bytes", "mcp"): Outcome(3, "operation-not-found", ("access-unresolved", "operation-not-found")),
+    ("nul-bytes", "a2a"): Outcome(3, "operation-not-found", ("access-unresolved", "operation-not-found")),
+    ("nul-bytes", "openapi-raw-nul"): Outcome(
+        3, "spec-invalid", ("access-unresolved", "spec-invalid")
+    ),
+    ("numbers-as-ids", "card"): Outcome(1, "invalid-type", ("invalid-type",)),
+    ("numbers-as-ids", "openapi-json"): Outcome(
+        0, None, ("invalid-operation", "operation-id-not-found", "undeclared-scope")
+    ),
+    ("numbers-as-ids", "openapi-yaml"): Outcome(
+        0, None, ("invalid-operation", "operation-id-not-found", "undeclared-scope")
+    ),
+    ("numbers-as-ids", "discovery"): Outcome(
+        3,
+        "security-undeclared",
+        ("access-undetermined", "invalid-security", "operation-id-not-found", "security-undeclared"),
+    ),
+    ("numbers-as-ids", "mcp"): Outcome(3, "operation-not-found", ("access-unresolved", "operation-not-found")),
+    ("numbers-as-ids", "a2a"): Outcome(
+        3, "operation-not-found", ("access-unresolved", "operation-not-found", "security-undeclared")
+    ),
+    ("casefold-collisions", "card"): Outcome(0, None, ("unused-operation", "unused-resource")),
+    ("casefold-collisions", "openapi-json"): Outcome(0, None, ()),
+    ("casefold-collisions", "openapi-yaml"): Outcome(0, None, ()),
+    ("casefold-collisions", "discovery"): Outcome(0, None, ()),
+    ("casefold-collisions", "mcp"): Outcome(0, None, ("mcp-no-authorization",)),
+    ("casefold-collisions", "a2a"): Outcome(0, None, ()),
+    ("hostile-operation-ids", "openapi-json"): Outcome(0, None, ()),
+    ("hostile-operation-ids", "openapi-yaml"): Outcome(0, None, ()),
+    ("hostile-operation-ids", "discovery"): Outcome(0, None, ()),
+    ("hostile-operation-ids", "mcp"): Outcome(
+        0, None, ("ignored-api-operation-spec", "mcp-no-authorization", "mcp-unusual-tool-name")
+    ),
+    ("hostile-operation-ids", "a2a"): Outcome(0, None, ("ignored-api-operation-spec",)),
+    ("crlf-urls", "card-raw-crlf"): Outcome(1, "invalid-spec-url", ("access-unresolved", "invalid-spec-url")),
+    ("crlf-urls", "card-encoded-crlf"): Outcome(3, "spec-unavailable", ("access-unresolved", "spec-unavailable")),
+    ("crlf-urls", "card-raw-lf-host"): Outcome(1, "invalid-spec-url", ("access-unresolved", "invalid-spec-url")),
+    ("crlf-urls", "card-space-header"): Outcome(1, "invalid-spec-url", ("access-unresolved", "invalid-spec-url")),
+    ("crlf-urls", "card-nul"): Outcome(1, "invalid-spec-url", ("access-unresolved", "invalid-spec-url")),
+    ("crlf-urls", "openapi-json"): Outcome(0, None, ()),
+    ("crlf-urls", "a2a"): Outcome(0, None, ()),
+    ("crlf-urls", "mcp"): Outcome(3, "spec-unavailable", ("access-unresolved", "spec-unavailable")),
+}
+
+
+def outcome_table(cases: list[Case] | None = None) -> str:
+    """The Markdown table of every case's exact outcome, as tests/adversarial/README.md shows it."""
+    rows = [
+        "| class | case | kind | exit | code | diagnostics |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in cases if cases is not None else all_cases(heavy=False):
+        o = c.outcome
+        assert o is not None
+        code = f"`{o.code}`" if o.code else "-"
+        if o.bug:
+            code += " (xfail: bug)"
+        diags = ", ".join(f"`{d}`" for d in o.diagnostics) or "-"
+        rows.append(f"| {c.klass} | {c.name} | {c.kind} | {o.exit} | {code} | {diags} |")
+    return "\n".join(rows) + "\n"
+
+
 def all_cases(*, heavy: bool = True) -> list[Case]:
-    """Every case; ``heavy=False`` scales the sizes down for the default run (same shapes)."""
+    """Every case, with its outcome; ``heavy=False`` scales the sizes down for the default run (same shapes)."""
     if heavy:
         groups = [
             deep_nesting(),
@@ -788,4 +983,20 @@ def all_cases(*, heavy: bool = True) -> list[Case]:
         groups = [deep_nesting(2_000), huge_arrays(20_000), big_strings(256 * 1024), ref_loops_and_chains(300)]
     groups += [yaml_alias_bombs(), duplicate_keys(), bad_utf8(), nul_bytes(), numbers_as_ids(), casefold_collisions()]
     groups += [hostile_operation_ids(), crlf_urls()]
-    return [c for g in groups for c in g]
+    cases = [c for g in groups for c in g]
+    for c in cases:
+        c.outcome = OUTCOMES[(c.klass, c.name)]
+    return cases
+
+
+if __name__ == "__main__":
+    # Regenerates the outcome table of tests/adversarial/README.md (between its hostile-outcomes markers).
+    import pathlib
+    import re
+
+    readme = pathlib.Path(__file__).with_name("README.md")
+    text = readme.read_text("utf-8")
+    begin, end = "<!-- hostile-outcomes:begin -->\n", "<!-- hostile-outcomes:end -->"
+    table = outcome_table()
+    pattern = re.escape(begin) + ".*?" + re.escape(end)
+    readme.write_text(re.sub(pattern, lambda _m: begin + table + end, text, flags=re.S), "utf-8")

@@ -6,7 +6,7 @@ permission is. Exit codes (``docs/cli.md``): 0 success, 1 invalid card,
 permissions or other new risks, 5 (check) an error-severity rule failed.
 
 The commands come in groups, one module each (``card``, ``derive``, ``governance``,
-``providers``); what they share is in ``_common``. To add a group:
+``providers``, ``evidence``); what they share is in ``_common``. To add a group:
 
 1. write ``cli/<group>.py`` ending in ``COMMANDS: list[Command] = [Command(name, help,
    configure, run), ...]``: ``configure(parser)`` adds the command's arguments (the global
@@ -69,7 +69,7 @@ __all__ = [
 
 
 #: The command groups: each is a module ``ramscope.cli.<group>`` whose ``COMMANDS`` lists its commands.
-GROUPS = ("card", "derive", "governance", "providers")
+GROUPS = ("card", "derive", "governance", "providers", "evidence", "service")
 
 #: The order ``ramscope --help`` lists the commands in; a command not named here follows them, in group order.
 HELP_ORDER = (
@@ -84,6 +84,10 @@ HELP_ORDER = (
     "export",
     "compare",
     "universe",
+    "draft",
+    "audit",
+    "serve",
+    "mcp",
 )
 
 

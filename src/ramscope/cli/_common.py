@@ -29,6 +29,8 @@ EXIT_INCOMPLETE = 3
 EXIT_DIFF_NEW_PERMISSIONS = 4
 #: ``check``: an error-severity rule failed (``ramscope.governance.check.EXIT_RULES_FAILED``).
 EXIT_RULES_FAILED = 5
+#: ``audit``: a call the card does not declare, or a host it names nowhere (``ramscope.evidence.auditing``).
+EXIT_UNDECLARED = 6
 
 
 EXIT_CODES_HELP = """exit codes:
@@ -38,8 +40,10 @@ EXIT_CODES_HELP = """exit codes:
   3  derivation incomplete: some access's permissions are unknown (the report is still written)
   4  (diff) the new card needs permissions the old one did not, or adds another risk
      (a dropped confirmation, a new third-party data egress, a new identity)
+  6  (audit) the evidence shows a call the card does not declare, or a host it names nowhere
 
-docs: docs/cli.md (commands), docs/report.md (the report), docs/policy.md, docs/first-card.md"""
+docs: docs/cli.md (commands), docs/report.md (the report), docs/policy.md, docs/first-card.md,
+docs/evidence.md (draft and audit)"""
 
 
 class Parser(argparse.ArgumentParser):
@@ -330,7 +334,8 @@ def say_findings(args: argparse.Namespace, report: Report | StoredReport, *, pos
     if not shown:
         return
     stored_at: Mapping[str, tuple[int, int]] | None = getattr(report, "positions", None)  # stored beside it
-    if stored_at is not None and positions:
+    # Only failing findings' positions are stored (engine.POSITIONS); -v reads the card for the others.
+    if stored_at is not None and positions and all(f.path in stored_at or f.source is not None for f in shown):
         for f in shown:
             pos = stored_at.get(f.path) if f.source is None else None
             sys.stderr.write(diagnostic_line(f.source or report.card_source, pos, f) + "\n")

@@ -21,7 +21,7 @@ from ..errors import FetchError, InputError, RamscopeError, SpecError
 from ..manifest import (
     Resource,
 )
-from ..outputs.diagnostics import findings
+from ..outputs.diagnostics import findings, is_failing
 from ..outputs.report import (
     Report,
     StoredReport,
@@ -461,9 +461,11 @@ class Engine:
         return self._catalogs[key]
 
 
-#: Artefact namespace: where each finding of a stored report points in its card, under the report's
-#: key. A reused report's findings are said with line and column; finding them again meant reading
-#: and scanning the card (~1.5 ms, most of a reused card's cost).
+#: Artefact namespace: where each failing finding of a stored report points in its card, under the
+#: report's key. A reused report's failing findings (what the CLI says without -v) are said with line
+#: and column; finding them again meant reading and scanning the card (~1.5 ms, most of a reused
+#: card's cost). Only the failing ones: scanning every card of a batch for its info findings cost as
+#: much as deriving it (issue 25); -v reads the card for the others.
 POSITIONS = "report-positions"
 
 
@@ -475,7 +477,7 @@ class LocatedReport(StoredReport):
 
 
 def _positions_json(card: Card, report: Report | StoredReport) -> bytes:
-    pairs = ((f.path, card.position(f.path)) for f in findings(report) if f.source is None)
+    pairs = ((f.path, card.position(f.path)) for f in findings(report) if f.source is None and is_failing(f))
     return orjson.dumps({path: pos for path, pos in pairs if pos is not None})
 
 

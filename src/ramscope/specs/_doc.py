@@ -156,7 +156,7 @@ def decode_text(body: bytes, *, source: str) -> str:
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SpecError(f"unsupported spec: not UTF-8 text ({exc.reason} at byte {exc.start})", url=source) from None
+        raise SpecError(f"unreadable spec: not UTF-8 text ({exc.reason} at byte {exc.start})", url=source) from None
 
 
 def parse_spec_body(body: bytes, *, source: str, media_type: str | None = None) -> Any:
@@ -182,11 +182,11 @@ def parse_spec_body(body: bytes, *, source: str, media_type: str | None = None) 
         try:
             return parse_bytes(body, source=source, limits=SPEC_LIMITS, fmt="yaml").value
         except InputError:
-            raise SpecError(f"unsupported spec: invalid JSON: {json_error}", url=source) from None
+            raise SpecError(f"unreadable spec: invalid JSON: {json_error}", url=source) from None
     try:
         return parse_bytes(body, source=source, limits=SPEC_LIMITS, fmt="yaml").value
     except InputError as exc:
-        raise SpecError(f"unsupported spec: not JSON, and not YAML either: {exc.detail}", url=source) from None
+        raise SpecError(f"unreadable spec: not JSON, and not YAML either: {exc.detail}", url=source) from None
 
 
 def describe_document(doc: Any) -> str:

@@ -1,0 +1,398 @@
+"""``audit``: a card (and a token) held against what the agent was observed doing.
+
+* a call that no access of the card declares: ``undeclared-call`` (error, exit 6);
+* a call to a host the card names nowhere (no spec URL, no server of its specs): ``undeclared-host``
+  (error, exit 6);
+* an access the evidence never shows: ``unused-access`` (information);
+* with granted scopes (``--granted``, or a JWT's ``scp`` / ``scope`` / ``roles`` read offline,
+  its signature not verified): each scope beyond the least-privilege scopes derived for the
+  observed calls (``excess-grant``, with what it additionally opens in the provider's permission
+  universe), and each observed access no granted scope set satisfies (``missing-grant``).
+
+The card is derived by the derivation :class:`~ramscope.derive.Engine` (its accesses resolved by
+:mod:`ramscope.resolve`); calls are matched to the same spec operations with :mod:`.match`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..card import Card, load_card
+from ..config import Settings
+from ..diagnostics import Diagnostic
+from ..errors import InputError
+from ..manifest import InteractionProtocol
+from ..outputs.report import AccessRecord, Report
+from ..specs.model import SpecIndex
+from ._auth import jwt_claims
+from ._source import DEFAULT_LIMITS, EvidenceLimits
+from .drafting import summary_diagnostics
+from .hosts import _norm_prefix
+from .match import matcher_for
+from .model import EvidenceSummary, ObservedCall
+from .read import iter_calls
+from .rules import EXCESS_GRANT, MISSING_GRANT, TOKEN_UNVERIFIED, UNDECLARED_CALL, UNDECLARED_HOST, UNUSED_ACCESS
+
+__all__ = ["EXIT_UNDECLARED", "AuditResult", "audit", "token_scopes"]
+
+#: ``audit``'s exit code when the agent did something its card does not declare.
+EXIT_UNDECLARED = 6
+#: Distinct undeclared calls listed (the rest are counted).
+_MAX_LISTED = 10_000
+#: A token file is read up to this size.
+_MAX_TOKEN = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class AuditResult:
+    card: str
+    calls: int
+    #: Access id -> how many observed calls it explains.
+    observed: Mapping[str, int]
+    diagnostics: tuple[Diagnostic, ...]
+    evidence: tuple[EvidenceSummary, ...]
+    granted: tuple[str, ...] | None
+    #: The least-privilege scopes of the observed accesses (what a token for this evidence needs).
+    needed: tuple[str, ...]
+    token_verified: bool | None = None
+    #: Whether the card itself is valid (``validate``); an invalid card is still audited.
+    card_valid: bool = True
+
+    @property
+    def exit_code(self) -> int:
+        bad = {UNDECLARED_CALL.code, UNDECLARED_HOST.code}
+        return EXIT_UNDECLARED if any(d.code in bad for d in self.diagnostics) else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "card": self.card,
+            "card_valid": self.card_valid,
+            "calls": self.calls,
+            "observed": dict(self.observed),
+            "needed_scopes": list(self.needed),
+            "granted_scopes": list(self.granted) if self.granted is not None else None,
+            "token_signature_verified": self.token_verified,
+            "evidence": [
+                {"file": s.source, "format": s.fmt.value, "calls": s.calls, "skipped": s.skipped, "reasons": s.reasons}
+                for s in self.evidence
+            ],
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "exit_code": self.exit_code,
+        }
+
+
+def token_scopes(path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The scopes a JWT access token claims (``scp``, ``scope``, ``roles``), read without verifying it."""
+    label = os.fspath(path)
+    try:
+        with open(label, "rb") as f:
+            data = f.read(_MAX_TOKEN + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or type(exc).__name__}", source=label) from None
+    if len(data) > _MAX_TOKEN:
+        raise InputError(f"a token file is at most {_MAX_TOKEN} bytes", source=label)
+    text = data.decode("ascii", "replace").strip()
+    if text.lower().startswith("bearer "):
+        text = text[7:].strip()
+    claims = jwt_claims(text)
+    if claims is None:
+        # Never echo the file: it is a credential.
+        raise InputError("not a JWT (header.payload.signature, base64url)", source=label)
+    out: list[str] = []
+    for key in ("scp", "scope", "roles"):
+        v = claims.get(key)
+        if isinstance(v, str):
+            out.extend(v.split())
+        elif isinstance(v, list):
+            out.extend(s for s in v if isinstance(s, str))
+    return tuple(dict.fromkeys(out))
+
+
+class _Auditor:
+    def __init__(self, engine: Any, card: Card, report: Report) -> None:
+        self.engine = engine
+        self.report = report
+        self.hosts: set[str] = set()
+        #: (spec URL, operation key) -> access ids.
+        self.declared: dict[tuple[str, str], list[str]] = {}
+        #: REST specs of the card: (spec URL, index, base URL prefixes).
+        self.rest: list[tuple[str, SpecIndex, tuple[str, ...]]] = []
+        self.mcp: set[str] = set()
+        self.observed: dict[str, int] = {}
+        self.undeclared: dict[tuple[str, str, str], list[Any]] = {}
+        self.bad_hosts: dict[str, list[Any]] = {}
+        self.calls = 0
+        for a in report.accesses:
+            t = a.target
+            if a.spec_url and isinstance(t, Mapping) and isinstance(t.get("key"), str):
+                self.declared.setdefault((a.spec_url, t["key"]), []).append(a.id)
+        for res in card.manifest.resources:
+            url = res.spec_url
+            if not url:
+                continue
+            self._name(url)
+            if res.interaction_protocol is InteractionProtocol.MCP:
+                self.mcp.add(_norm(url))
+                continue
+            if res.interaction_protocol is InteractionProtocol.A2A:
+                continue  # an agent is called over A2A, not by operation: its host is named above
+            loaded = engine.load(url, None)
+            if loaded.index is not None and all(u != url for u, _, _ in self.rest):
+                bases = _bases(loaded.index)
+                for b in bases:
+                    self._name(b)
+                self.rest.append((url, loaded.index, bases))
+
+    def _name(self, url: str) -> None:
+        host = urlsplit(url).netloc.lower().rpartition("@")[2]
+        if host:
+            self.hosts.add(host)
+
+    def add(self, call: ObservedCall) -> None:
+        self.calls += 1
+        host = urlsplit(call.url).netloc.lower()
+        if host not in self.hosts:
+            self.bad_hosts.setdefault(host, [0, call])[0] += 1
+            return
+        if call.tool:
+            key = (_norm(call.url), call.tool)
+            ids = self.declared.get(key) or self._mcp_declared(call)
+            if ids:
+                self._seen(ids)
+            else:
+                self._undeclared(call, "")
+            return
+        found = ""
+        for spec_url, index, bases in self.rest:
+            if not any(call.url.startswith(b.rstrip("/")) for b in bases):
+                continue
+            paths = [call.path]
+            for b in bases:
+                base = urlsplit(b).path.rstrip("/")
+                if base and call.path.startswith(base + "/"):
+                    paths.append(call.path[len(base) :])
+            m = matcher_for(index).match(call.method, tuple(dict.fromkeys(paths)))
+            if m.entry is None:
+                continue
+            accesses = self.declared.get((spec_url, m.entry.key))
+            if accesses:
+                self._seen(accesses)
+                return
+            found = found or f"{m.entry.operation_id or m.entry.key} of {spec_url}"
+        self._undeclared(call, found)
+
+    def _mcp_declared(self, call: ObservedCall) -> list[str]:
+        server = _norm(call.url)
+        return [
+            i for (url, key), ids in self.declared.items() if _norm(url) == server and key == call.tool for i in ids
+        ]
+
+    def _seen(self, ids: Sequence[str]) -> None:
+        for i in ids:
+            self.observed[i] = self.observed.get(i, 0) + 1
+
+    def _undeclared(self, call: ObservedCall, operation: str) -> None:
+        key = (call.method, call.url, call.tool)
+        hit = self.undeclared.get(key)
+        if hit is None:
+            if len(self.undeclared) >= _MAX_LISTED:
+                return
+            hit = self.undeclared[key] = [0, call, operation]
+        hit[0] += 1
+
+
+def _norm(url: str) -> str:
+    return (_norm_prefix(url) or url).rstrip("/")
+
+
+def _bases(index: SpecIndex) -> tuple[str, ...]:
+    """The base URLs a spec's calls go to: OpenAPI servers, Discovery rootUrl + servicePath."""
+    extra = index.extra
+    out: list[str] = []
+    servers = extra.get("servers")
+    if isinstance(servers, list):
+        out.extend(s for s in servers if isinstance(s, str) and urlsplit(s).hostname)
+    root = extra.get("rootUrl")
+    if isinstance(root, str) and urlsplit(root).hostname:
+        out.append(root + str(extra.get("servicePath") or ""))
+    # The spec's own origin too: a spec served next to its API (and a local test server) names it.
+    u = urlsplit(index.url)
+    if u.scheme and u.netloc:
+        out.append(f"{u.scheme}://{u.netloc}/")
+    return tuple(dict.fromkeys(out))
+
+
+def audit(
+    card: str | os.PathLike[str] | Card,
+    evidence: Iterable[str | os.PathLike[str]],
+    *,
+    granted: Sequence[str] | None = None,
+    token: str | os.PathLike[str] | None = None,
+    settings: Settings | None = None,
+    engine: Any = None,
+    limits: EvidenceLimits = DEFAULT_LIMITS,
+) -> AuditResult:
+    """Audit ``card`` against evidence files; ``granted`` scopes or a ``token`` file for the grant check."""
+    from ..derive import Engine  # noqa: PLC0415
+
+    if granted is not None and token is not None:
+        raise InputError("give granted scopes or a token, not both")
+    loaded_card = card if isinstance(card, Card) else load_card(card)
+    scopes = tuple(dict.fromkeys(granted)) if granted is not None else token_scopes(token) if token else None
+    own = engine is None
+    eng = Engine(settings) if own else engine
+    try:
+        report = eng.derive(loaded_card)
+        a = _Auditor(eng, loaded_card, report)
+        summaries: list[EvidenceSummary] = []
+        for call in iter_calls(evidence, on_summary=summaries.append, limits=limits):
+            a.add(call)
+        diags = [*summary_diagnostics(summaries), *_findings(a, report)]
+        needed = _needed(report, a.observed)
+        if scopes is not None:
+            if token is not None:
+                diags.append(
+                    TOKEN_UNVERIFIED(
+                        "",
+                        f"the scopes of {os.fspath(token)} were read from its claims; its signature was not verified",
+                    )
+                )
+            diags.extend(_grant_findings(eng, report, a.observed, scopes, needed))
+    finally:
+        if own:
+            eng.close()
+    return AuditResult(
+        card=loaded_card.source,
+        calls=a.calls,
+        observed=dict(sorted(a.observed.items())),
+        diagnostics=tuple(diags),
+        evidence=tuple(summaries),
+        granted=scopes,
+        needed=needed,
+        token_verified=False if token is not None else None,
+        card_valid=report.card_valid,
+    )
+
+
+def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for host, (count, call) in sorted(a.bad_hosts.items()):
+        out.append(
+            UNDECLARED_HOST(
+                "",
+                f"{count} call(s) to {host}, which the card names nowhere (first: {call.label})",
+                hint="declare the accesses to this host, or find out why the agent calls it",
+                data={"host": host, "count": count, "call": call.label},
+            )
+        )
+    for (_method, _url, tool), (count, call, operation) in a.undeclared.items():
+        what = f" ({operation})" if operation else ""
+        out.append(
+            UNDECLARED_CALL(
+                "",
+                f"{call.label}{what}: {count} call(s) that no access of the card declares",
+                hint="declare an access for it (ramscope draft writes one), or stop the agent making it",
+                data={
+                    "call": call.label,
+                    "method": call.method,
+                    "url": call.url,
+                    "tool": tool or None,
+                    "operation": operation or None,
+                    "count": count,
+                },
+            )
+        )
+    for i, rec in enumerate(report.accesses):
+        if rec.id not in a.observed:
+            out.append(
+                UNUSED_ACCESS(
+                    f"/resource_accesses/{i}",
+                    f"access {rec.id!r} was never observed in the evidence",
+                    hint="drop it, or lower its necessity, if the agent does not need it",
+                    data={"access": rec.id},
+                )
+            )
+    return out
+
+
+def _needed(report: Report, observed: Mapping[str, int]) -> tuple[str, ...]:
+    out: list[str] = []
+    for rec in report.accesses:
+        if rec.id in observed and rec.scopes:
+            out.extend(rec.scopes)
+    return tuple(sorted(set(out)))
+
+
+def _satisfied(rec: AccessRecord, granted: set[str]) -> bool:
+    if rec.requirements is None:
+        return True  # unknown requirements: nothing to hold the token against (derive says incomplete)
+    if not rec.requirements:
+        return True
+    return any(all(set(term.get("scopes") or ()) <= granted for term in alt) for alt in rec.requirements)
+
+
+def _grant_findings(
+    engine: Any, report: Report, observed: Mapping[str, int], scopes: Sequence[str], needed: Sequence[str]
+) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    granted = set(scopes)
+    servers = {s for rec in report.accesses if rec.id in observed for s in rec.scope_servers.values()}
+    for rec in report.accesses:
+        if rec.id in observed and not _satisfied(rec, granted):
+            lacking = [s for s in rec.scopes or () if s not in granted]
+            out.append(
+                MISSING_GRANT(
+                    "",
+                    f"access {rec.id!r} needs {', '.join(lacking) or 'a scope set'} which the token does not hold",
+                    data={"access": rec.id, "scopes": lacking},
+                )
+            )
+    universes = [u for u in (engine.universe(s) for s in sorted(servers)) if u is not None]
+    for scope in scopes:
+        if scope in needed:
+            continue
+        opens = _additional(universes, scope, needed)
+        more = (
+            f"; it additionally opens {opens[0]} operation(s) of {opens[1]}"
+            + (f" (e.g. {', '.join(opens[2])})" if opens[2] else "")
+            if opens
+            else ""
+        )
+        over = ", ".join(needed) or "nothing"
+        out.append(
+            EXCESS_GRANT(
+                "",
+                f"the token holds {scope}, beyond the least privilege of the observed calls ({over}){more}",
+                data={
+                    "scope": scope,
+                    "needed": list(needed),
+                    "additional_operations": opens[0] if opens else None,
+                    "examples": list(opens[2]) if opens else [],
+                },
+            )
+        )
+    return out
+
+
+def _additional(universes: Sequence[Any], scope: str, needed: Sequence[str]) -> tuple[int, str, tuple[str, ...]] | None:
+    """How many operations ``scope`` opens beyond ``needed`` in the universe that knows it, with examples."""
+    for u in universes:
+        ns = u.server
+        if (ns, scope) not in u.by_scope:
+            continue
+        held = {(ns, s) for s in needed}
+        with_scope = held | {(ns, scope)}
+        before: set[int] = set()
+        after: set[int] = set()
+        for alt, pos in u.alternatives:
+            if alt <= held:
+                before.update(pos)
+            if alt <= with_scope:
+                after.update(pos)
+        extra = sorted(after - before)
+        return len(extra), u.name, tuple(u.ops[p] for p in extra[:5])
+    return None

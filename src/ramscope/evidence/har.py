@@ -1,0 +1,170 @@
+"""HAR 1.2 (browsers, Dev Proxy, mitmproxy, Charles): streamed, one entry at a time.
+
+The file is walked as parser events (ijson, its C backend): only the fields a call needs are
+kept, bodies and response headers are passed over without being built, so a 1 GB HAR costs the
+memory of one entry's small fields. Header values reach :mod:`._auth` to be classified, and go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import BinaryIO
+
+import ijson
+
+from ..errors import InputError
+from ._auth import Credentials
+from ._source import DEFAULT_LIMITS, EvidenceLimits
+from .model import EvidenceFormat, ObservedCall, strip_url
+from .stats import ReadStats
+
+__all__ = ["read_har"]
+
+_ENTRY = "log.entries.item"
+_REQ = _ENTRY + ".request"
+
+
+class _Entry:
+    __slots__ = (
+        "creds",
+        "hname",
+        "hvalue",
+        "in_cookies",
+        "method",
+        "qname",
+        "qvalue",
+        "started",
+        "status",
+        "too_long",
+        "url",
+    )
+
+    def __init__(self) -> None:
+        self.creds = Credentials()
+        self.method = ""
+        self.url = ""
+        self.started = ""
+        self.status: int | None = None
+        self.hname = self.hvalue = self.qname = self.qvalue = ""
+        self.too_long = False
+        self.in_cookies = False
+
+
+def read_har(
+    stream: BinaryIO, label: str, stats: ReadStats, limits: EvidenceLimits = DEFAULT_LIMITS
+) -> Iterator[ObservedCall]:
+    """The calls of a HAR file; unreadable entries are counted in ``stats``."""
+    entry: _Entry | None = None
+    saw_log = False
+    n = 0
+    cap = limits.max_field
+    act = _ACTIONS
+    try:
+        for prefix, event, value in ijson.parse(stream, use_float=True):
+            # Most events (bodies, response headers, timings) are of no interest: one dict look-up each.
+            code = act.get(prefix)
+            if code is None:
+                continue
+            if entry is None:
+                if code == _BOUNDARY and event == "start_map":
+                    entry = _Entry()
+                    n += 1
+                elif code == _LOG and event == "start_array":
+                    saw_log = True
+                continue
+            if code == _BOUNDARY:
+                if event == "end_map":
+                    call = _finish(entry, label, n, stats)
+                    entry = None
+                    if call is not None:
+                        yield call
+                continue
+            if event == "string":
+                if len(value) > cap and code in _CAPPED:
+                    entry.too_long = True
+                elif code == _METHOD:
+                    entry.method = value
+                elif code == _URL:
+                    entry.url = value
+                elif code == _STARTED:
+                    entry.started = value
+                elif code == _HNAME:
+                    entry.hname = value
+                elif code == _HVALUE:
+                    entry.hvalue = value
+                elif code == _QNAME:
+                    entry.qname = value
+                elif code == _QVALUE:
+                    entry.qvalue = value
+            elif event == "end_map":
+                if code == _HEADER:
+                    entry.creds.header(entry.hname, entry.hvalue)
+                    entry.hname = entry.hvalue = ""
+                elif code == _QUERY:
+                    entry.creds.query(entry.qname, entry.qvalue)
+                    entry.qname = entry.qvalue = ""
+                elif code == _COOKIE:
+                    entry.creds.cookie()
+            elif event == "number" and code == _STATUS:
+                entry.status = int(value) if 0 <= value < 1000 else None
+    except ijson.IncompleteJSONError:
+        # ijson's own messages quote the input around the error: never shown (secrets).
+        raise InputError(
+            f"truncated or malformed JSON after {stats.calls + stats.skipped} entries", source=label
+        ) from None
+    except ijson.JSONError:
+        raise InputError(f"malformed JSON after {stats.calls + stats.skipped} entries", source=label) from None
+    if not saw_log:
+        raise InputError("not a HAR file: no log.entries array", source=label)
+
+
+(_LOG, _BOUNDARY, _METHOD, _URL, _STARTED, _STATUS, _HNAME, _HVALUE, _HEADER, _QNAME, _QVALUE, _QUERY, _COOKIE) = range(
+    13
+)
+#: The parser prefixes a call is made of, and what each is.
+_ACTIONS = {
+    "log.entries": _LOG,
+    _ENTRY: _BOUNDARY,
+    _REQ + ".method": _METHOD,
+    _REQ + ".url": _URL,
+    _ENTRY + ".startedDateTime": _STARTED,
+    _ENTRY + ".response.status": _STATUS,
+    _REQ + ".headers.item.name": _HNAME,
+    _REQ + ".headers.item.value": _HVALUE,
+    _REQ + ".headers.item": _HEADER,
+    _REQ + ".queryString.item.name": _QNAME,
+    _REQ + ".queryString.item.value": _QVALUE,
+    _REQ + ".queryString.item": _QUERY,
+    _REQ + ".cookies.item": _COOKIE,
+}
+#: Strings longer than the field bound make their entry unreadable (a header value is only classified).
+_CAPPED = frozenset({_METHOD, _URL, _STARTED, _HNAME, _QNAME})
+
+
+def _finish(e: _Entry, label: str, n: int, stats: ReadStats) -> ObservedCall | None:
+    if e.too_long:
+        stats.skip("field too long")
+        return None
+    url = strip_url(e.url) if e.url else None
+    method = e.method.strip().upper()
+    if url is None or not method or len(method) > 32 or not method.isascii() or not method.isalpha():
+        stats.skip("no absolute URL or method" if url is None else "bad method")
+        return None
+    # The query string as the URL carries it, for HARs whose queryString list is empty.
+    if "?" in e.url:
+        for part in e.url.split("?", 1)[1].split("#", 1)[0].split("&"):
+            name, _, value = part.partition("=")
+            e.creds.query(name, value)
+    auth, principal = e.creds.result(seen=True)
+    stats.calls += 1
+    return ObservedCall(
+        time=e.started[:64],
+        method=method,
+        url=url,
+        status=e.status,
+        auth=auth,
+        principal=principal,
+        fmt=EvidenceFormat.HAR,
+        source=label,
+        entry=n,
+    )

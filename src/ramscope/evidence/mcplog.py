@@ -1,0 +1,146 @@
+"""MCP sessions as JSON Lines of JSON-RPC messages, each with the server's URL.
+
+What MCP proxies and inspectors log, one message a line::
+
+    {"time": "2026-12-01T10:00:00Z", "server": "https://mcp.example.com/mcp", "direction": "send",
+     "headers": {"Authorization": "Bearer ..."}, "message": {"jsonrpc": "2.0", "id": 3,
+     "method": "tools/call", "params": {"name": "search", "arguments": {...}}}}
+
+The message may also be the line itself (``jsonrpc`` at the top) or a batch (a list). The server
+URL is read from ``server`` / ``server_url`` / ``serverUrl`` / ``url`` / ``endpoint``; ``headers``
+(the request's, optional) tell the credential kind, then go. Each ``tools/call`` request is one
+call; a ``tools/list`` result seen earlier supplies the tool's ``destructiveHint``. Arguments and
+results are never kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, BinaryIO
+
+from ._auth import Credentials
+from ._lines import json_documents
+from ._source import DEFAULT_LIMITS, EvidenceLimits
+from .model import EvidenceFormat, ObservedCall, strip_url
+from .stats import ReadStats
+
+__all__ = ["read_mcp_log"]
+
+_SERVER_KEYS = ("server", "server_url", "serverUrl", "url", "endpoint")
+_MESSAGE_KEYS = ("message", "payload", "data", "msg")
+_TIME_KEYS = ("time", "timestamp", "ts")
+
+
+def read_mcp_log(
+    stream: BinaryIO, label: str, stats: ReadStats, limits: EvidenceLimits = DEFAULT_LIMITS
+) -> Iterator[ObservedCall]:
+    #: server -> tool -> destructiveHint, from tools/list results seen so far.
+    hints: dict[str, dict[str, bool]] = {}
+    n = 0
+    for line in json_documents(stream, label, stats, limits):
+        n += 1
+        if not isinstance(line, dict):
+            stats.skip("line is not an object")
+            continue
+        server = _server(line, limits)
+        messages = _messages(line)
+        if messages is None:
+            stats.skip("no JSON-RPC message")
+            continue
+        for msg in messages:
+            if not isinstance(msg, dict):
+                stats.skip("JSON-RPC message is not an object")
+                continue
+            if msg.get("method") == "tools/call":
+                call = _call(line, msg, server, hints, label, n, stats, limits)
+                if call is not None:
+                    yield call
+            elif server and isinstance(msg.get("result"), dict):
+                _note_tools(msg["result"], hints.setdefault(server, {}), limits)
+
+
+def _server(line: Mapping[str, Any], limits: EvidenceLimits) -> str | None:
+    for key in _SERVER_KEYS:
+        v = line.get(key)
+        if isinstance(v, dict):
+            v = v.get("url")
+        if isinstance(v, str) and v and len(v) <= limits.max_field:
+            return strip_url(v)
+    return None
+
+
+def _messages(line: Mapping[str, Any]) -> list[Any] | None:
+    if "jsonrpc" in line:
+        return [line]
+    for key in _MESSAGE_KEYS:
+        v = line.get(key)
+        if isinstance(v, dict):
+            return [v]
+        if isinstance(v, list):
+            return v
+    return None
+
+
+def _time(line: Mapping[str, Any]) -> str:
+    for key in _TIME_KEYS:
+        v = line.get(key)
+        if isinstance(v, str):
+            return v[:64]
+        if isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e11:
+            return datetime.fromtimestamp(v, UTC).isoformat().replace("+00:00", "Z")
+    return ""
+
+
+def _note_tools(result: Mapping[str, Any], hints: dict[str, bool], limits: EvidenceLimits) -> None:
+    tools = result.get("tools")
+    if not isinstance(tools, list):
+        return
+    for t in tools[:100_000]:
+        if isinstance(t, dict) and isinstance(t.get("name"), str) and len(t["name"]) <= limits.max_field:
+            ann = t.get("annotations")
+            if isinstance(ann, dict) and isinstance(ann.get("destructiveHint"), bool):
+                hints[t["name"]] = ann["destructiveHint"]
+
+
+def _call(
+    line: Mapping[str, Any],
+    msg: Mapping[str, Any],
+    server: str | None,
+    hints: Mapping[str, Mapping[str, bool]],
+    label: str,
+    n: int,
+    stats: ReadStats,
+    limits: EvidenceLimits,
+) -> ObservedCall | None:
+    params = msg.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    if not isinstance(name, str) or not name.strip() or len(name) > limits.max_field:
+        stats.skip("tools/call without a tool name")
+        return None
+    if server is None:
+        stats.skip("no server URL")
+        return None
+    creds = Credentials()
+    headers = line.get("headers")
+    seen = isinstance(headers, dict | list)
+    if isinstance(headers, dict):
+        creds.headers((str(k), v) for k, v in headers.items() if isinstance(v, str))
+    elif isinstance(headers, list):
+        creds.headers(
+            (str(p[0]), p[1]) for p in headers if isinstance(p, list) and len(p) == 2 and isinstance(p[1], str)
+        )
+    auth, principal = creds.result(seen=seen)
+    stats.calls += 1
+    return ObservedCall(
+        time=_time(line),
+        method="tools/call",
+        url=server,
+        auth=auth,
+        principal=principal,
+        tool=name,
+        destructive=hints.get(server, {}).get(name),
+        fmt=EvidenceFormat.MCP,
+        source=label,
+        entry=n,
+    )

@@ -1,0 +1,234 @@
+"""Engines for concurrent requests: one :class:`~ramscope.derive.Engine` per worker thread.
+
+An :class:`~ramscope.derive.Engine` is synchronous and keeps per-card state while it derives
+(the specs the current card touched, the fetches planned for it), so two threads must never
+derive with the same one. The :class:`~ramscope.store.SpecStore` is thread-safe (its memo lets
+concurrent callers share one fetch of a URL): every engine of a *generation* shares one store,
+and a request borrows an idle engine, derives in a worker thread, and gives it back. A request
+whose spec is slow holds one engine and one thread; the others go on with theirs.
+
+A generation is also what a run is to the CLI: each spec URL is fetched once and its index kept.
+A resident process cannot keep that forever, so a generation is retired (and a fresh one started
+for the next requests; the old one closes when its last request is done) when:
+
+* it is older than ``refresh_after`` seconds: cached specs past their freshness are fetched again;
+* its specs number more than ``max_specs``: strangers' cards naming ever new URLs cannot grow the
+  process without bound;
+* a fetch failed in it and it is older than ``retry_failed_after`` seconds: the store keeps a
+  failure for its run, and a resident process must not repeat a passing outage for hours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ..config import Settings
+from ..derive import Engine
+from ..policy import Policy
+from ..store import SpecStore
+
+__all__ = ["Busy", "DeadlineExceeded", "EnginePool", "Usage"]
+
+T = TypeVar("T")
+
+
+class DeadlineExceeded(Exception):
+    """The request's deadline passed before its derivation finished (the thread finishes on its own)."""
+
+
+class Busy(Exception):
+    """Every worker stayed busy until the request's deadline."""
+
+
+@dataclass(slots=True)
+class Usage:
+    """What a request's derivations touched, reported back to the pool: it decides retirement."""
+
+    spec_urls: set[str] = field(default_factory=set)
+    failed: bool = False
+
+
+class _Generation:
+    __slots__ = ("active", "born", "engines", "failed", "idle", "retired", "spec_urls", "store")
+
+    def __init__(self, settings: Settings, born: float) -> None:
+        self.store = SpecStore(settings)
+        self.idle: list[Engine] = []
+        self.engines = 0
+        self.active = 0
+        self.born = born
+        self.spec_urls: set[str] = set()
+        self.failed = False
+        self.retired = False
+
+    def close(self) -> None:
+        for engine in self.idle:
+            engine.close()  # does not close the shared store (the engine does not own it)
+        self.idle.clear()
+        self.store.close()
+
+
+class EnginePool:
+    """At most ``workers`` derivations at a time, each on its own engine, in its own thread."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        policy: Policy,
+        *,
+        workers: int = 4,
+        refresh_after: float = 3600.0,
+        max_specs: int = 512,
+        retry_failed_after: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self.settings = settings
+        self.policy = policy
+        self.workers = workers
+        self.refresh_after = refresh_after
+        self.max_specs = max_specs
+        self.retry_failed_after = retry_failed_after
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._gen = _Generation(settings, clock())
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ramscope-derive")
+        #: Created on first use, in the event loop that serves the requests.
+        self._slots: asyncio.Semaphore | None = None
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+        #: Generations retired so far (the health endpoint says it).
+        self.retired = 0
+
+    # ------------------------------------------------------------------ borrowing
+
+    def _take(self) -> tuple[_Generation, Engine]:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the engine pool is closed")
+            gen = self._gen
+            if self._stale(gen):
+                self._retire(gen)
+                gen = self._gen = _Generation(self.settings, self._clock())
+            gen.active += 1
+            if gen.idle:
+                return gen, gen.idle.pop()
+            gen.engines += 1
+        # Built outside the lock: an engine is cheap, but not free, and others may be waiting.
+        return gen, Engine(self.settings, policy=self.policy, store=gen.store)
+
+    def _give(self, gen: _Generation, engine: Engine, usage: Usage) -> None:
+        close_gen = False
+        with self._lock:
+            gen.active -= 1
+            gen.spec_urls |= usage.spec_urls
+            gen.failed = gen.failed or usage.failed
+            if gen.retired:
+                engine.close()
+                close_gen = gen.active == 0
+            else:
+                gen.idle.append(engine)
+        if close_gen:
+            gen.close()
+
+    def _stale(self, gen: _Generation) -> bool:
+        age = self._clock() - gen.born
+        return (
+            age >= self.refresh_after
+            or len(gen.spec_urls) > self.max_specs
+            or (gen.failed and age >= self.retry_failed_after)
+        )
+
+    def _retire(self, gen: _Generation) -> None:
+        gen.retired = True
+        self.retired += 1
+        if gen.active == 0:
+            gen.close()
+
+    # ------------------------------------------------------------------ running
+
+    def call(self, work: Callable[[Engine, Usage], T]) -> T:
+        """``work(engine, usage)`` in the calling thread, on a borrowed engine (tests, the bench)."""
+        gen, engine = self._take()
+        usage = Usage()
+        try:
+            return work(engine, usage)
+        finally:
+            self._give(gen, engine, usage)
+
+    async def run(self, work: Callable[[Engine, Usage], T], *, deadline: float) -> T:
+        """``work(engine, usage)`` in a worker thread, within ``deadline`` seconds from now.
+
+        Waiting for a free worker counts against the deadline (:class:`Busy` when none came);
+        past it, :class:`DeadlineExceeded` is raised here while the thread finishes on its own and
+        then gives its worker back (a thread cannot be stopped; each fetch has its own timeouts).
+        """
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots_loop is not loop:
+            # An asyncio semaphore belongs to one event loop (a library user may run several in turn).
+            self._slots, self._slots_loop = asyncio.Semaphore(self.workers), loop
+        slots = self._slots
+        until = loop.time() + deadline
+        try:
+            await asyncio.wait_for(slots.acquire(), timeout=max(until - loop.time(), 0.0))
+        except TimeoutError:
+            raise Busy from None
+
+        def job() -> T:
+            try:
+                return self.call(work)
+            finally:
+                # The loop may be gone by then (a request past its deadline, the server shut down).
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(slots.release)
+
+        try:
+            future = loop.run_in_executor(self._executor, job)
+        except BaseException:
+            slots.release()
+            raise
+        try:
+            # shield: a deadline (or a client gone) stops the waiting, not the thread's own release.
+            return await asyncio.wait_for(asyncio.shield(future), timeout=max(until - loop.time(), 0.0))
+        except TimeoutError:
+            raise DeadlineExceeded from None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            gen = self._gen
+            return {
+                "workers": self.workers,
+                "engines": gen.engines,
+                "busy": gen.active,
+                "specs": len(gen.spec_urls),
+                "generation_age_seconds": round(self._clock() - gen.born, 3),
+                "generations_retired": self.retired,
+            }
+
+    def close(self) -> None:
+        """Stop taking work; close the current generation (waits for running derivations)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._executor.shutdown(wait=True)
+        with self._lock:
+            gen = self._gen
+            gen.retired = True
+        gen.close()
+
+    def __enter__(self) -> EnginePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
