@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from ramscope.config import Settings
 from tests._spec_fixtures import (  # noqa: F401 - pytest finds hooks and fixtures by name here
@@ -63,6 +65,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ramscope-tests-xdg-cache-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 EXAMPLE_CARD = ROOT / "examples" / "travel-agent.card.json"
+
+# Property tests judge values, never speed: hypothesis's per-example deadline (200 ms) and its
+# "too slow" health check fail on a loaded machine (issue 22: no test depends on timing or load).
+# Loaded before any test module defines its @settings, which inherit from it.
+hypothesis_settings.register_profile(
+    "ramscope", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+hypothesis_settings.load_profile("ramscope")
 
 
 def _seed_manifest() -> dict[str, Any]:

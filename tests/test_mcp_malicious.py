@@ -61,13 +61,13 @@ def meter(monkeypatch: pytest.MonkeyPatch) -> WireMeter:
 
 
 def _fetch(settings: Settings, url: str, meter: WireMeter | None = None) -> bytes:
-    start = time.monotonic()
+    start = time.process_time()
     try:
         with SpecStore(settings) as store:
             return store.get(url, kind_hint=SpecKind.MCP).body
     finally:
         if meter is not None:
-            meter.seconds = time.monotonic() - start
+            meter.seconds = time.process_time() - start
 
 
 def _rpc_server(server: LocalHTTPServer, tools_list: Callable[[dict[str, Any]], Reply]) -> str:

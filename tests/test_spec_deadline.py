@@ -10,7 +10,6 @@ was asked and what was concluded.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,10 @@ from tests.support.httpserver import LocalHTTPServer, Reply, Request
 from tests.support.mcpcards import write_mcp_card
 
 MakeSettings = Callable[..., Settings]
-PAUSE = 0.25
+#: The deadline the tests set: what a held answer (below) runs into. Seconds on the clock, since the
+#: deadline is one, but no outcome depends on how fast the machine is: the answers past the first
+#: page are held until the server stops, so only the deadline can end the fetch.
+DEADLINE = 3.0
 
 
 def _rpc(msg: dict[str, Any], result: dict[str, Any]) -> Reply:
@@ -36,15 +38,17 @@ def _rpc(msg: dict[str, Any], result: dict[str, Any]) -> Reply:
     return Reply(200, body, {"content-type": "application/json"})
 
 
-def _endless_pages(server: LocalHTTPServer, *, pause: float = PAUSE) -> str:
-    """A stateless server whose tools/list always has a next page, each after ``pause`` seconds."""
+def _endless_pages(server: LocalHTTPServer) -> str:
+    """A stateless server whose tools/list always has a next page; the second page is held until the
+    server stops (each page is within --timeout, the listing as a whole never ends)."""
 
     def handle(req: Request) -> Reply:
         msg = json.loads(req.body)
         if msg["method"] == "server/discover":
             return _rpc(msg, {"supportedVersions": [STATELESS_VERSION], "capabilities": {"tools": {}}})
-        time.sleep(pause)
         page = int((msg.get("params") or {}).get("cursor", "p0")[1:])
+        if page >= 1:
+            server._stopping.wait(600)
         return _rpc(msg, {"tools": [{"name": f"tool_{page}"}], "nextCursor": f"p{page + 1}"})
 
     server.route("/mcp", method="POST", handler=handle)
@@ -57,11 +61,12 @@ def test_a_slowly_paging_server_is_stopped_by_the_spec_deadline(
     """Each page within --timeout, the pages together past --spec-deadline: a timeout naming the deadline."""
     url = _endless_pages(server)
     with (
-        SpecStore(make_settings(timeout=10.0, spec_deadline=1.0)) as store,
+        SpecStore(make_settings(timeout=60.0, spec_deadline=DEADLINE)) as store,
         pytest.raises(FetchTimeoutError, match=r"MCP tools/list.*--spec-deadline"),
     ):
         store.get(url, kind_hint=SpecKind.MCP)
-    assert 1 < server.hits("/mcp", "POST") < MAX_PAGES
+    assert server.hits("/mcp", "POST") == 3  # discover, the first page, the held second page
+    assert server.hits("/mcp", "POST") < MAX_PAGES
 
 
 def test_metadata_look_ups_count_against_the_same_deadline(
@@ -75,9 +80,13 @@ def test_metadata_look_ups_count_against_the_same_deadline(
             return _rpc(msg, {"supportedVersions": [STATELESS_VERSION]})
         return _rpc(msg, {"tools": [{"name": "t"}]})
 
+    def stall(req: Request) -> Reply:
+        server._stopping.wait(600)  # held until the server stops: only the deadline ends the look-up
+        return Reply(404, b"{}", {"content-type": "application/json"})
+
     server.route("/mcp", method="POST", handler=handle)
-    server.route("/.well-known/oauth-protected-resource/mcp", latency=5.0, status=404)
-    with SpecStore(make_settings(timeout=10.0, spec_deadline=1.0)) as store:
+    server.route("/.well-known/oauth-protected-resource/mcp", handler=stall)
+    with SpecStore(make_settings(timeout=60.0, spec_deadline=DEADLINE)) as store:
         spec = store.get(server.url("/mcp"), kind_hint=SpecKind.MCP)
     auth = orjson.loads(spec.body)["auth"]
     tried = auth["protected_resource_metadata"]["tried"]
@@ -96,7 +105,7 @@ def test_the_cli_option_reaches_the_store(server: LocalHTTPServer, tmp_path: Pat
             "--cache-dir",
             str(tmp_path / "cache"),
             "--spec-deadline",
-            "1",
+            str(int(DEADLINE)),
             "derive",
             str(card),
             "-o",

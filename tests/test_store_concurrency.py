@@ -23,17 +23,57 @@ def _routes(server: LocalHTTPServer, n: int, latency: float = 0.0) -> list[str]:
     return [server.url(f"/spec{i}.json") for i in range(n)]
 
 
+#: How long a gated answer waits for its gate: only reached when the code under test is wrong
+#: (then the test fails on what it recorded, not on the clock).
+GATE_TIMEOUT = 60.0
+
+
+def _gated(
+    body: bytes, gate: threading.Event, started: threading.Event, answered: threading.Event
+) -> Callable[[Request], Reply]:
+    """A handler that says it started, waits for ``gate``, then answers and says so: the test, not
+    the clock, decides when a response arrives (issue 22: no test depends on timing or load)."""
+
+    def handler(req: Request) -> Reply:
+        started.set()
+        gate.wait(GATE_TIMEOUT)
+        answered.set()
+        return Reply(200, body, {"content-type": "application/json"})
+
+    return handler
+
+
 def test_prefetch_runs_jobs_concurrently_and_fetches_each_url_once(
     server: LocalHTTPServer, make_settings: MakeSettings
 ) -> None:
     """With --jobs 8, requests overlap; duplicates in the input are fetched once; results keep input order."""
-    urls = _routes(server, 20, latency=0.2)
+    # Every answer waits until two requests are in flight at once: only overlapping requests get
+    # their answers before the gate's timeout.
+    lock = threading.Lock()
+    arrived: list[int] = []
+    two_at_once = threading.Event()
+    overlapped: list[bool] = []
+
+    def make(i: int) -> Callable[[Request], Reply]:
+        def handler(req: Request) -> Reply:
+            with lock:
+                arrived.append(i)
+                if len(arrived) >= 2:
+                    two_at_once.set()
+            overlapped.append(two_at_once.wait(GATE_TIMEOUT))
+            return Reply(200, b'{"n": %d}' % i, {"content-type": "application/json"})
+
+        return handler
+
+    for i in range(20):
+        server.route(f"/spec{i}.json", handler=make(i))
+    urls = [server.url(f"/spec{i}.json") for i in range(20)]
     with SpecStore(make_settings(jobs=8)) as store:
         results = store.prefetch([(u, None) for u in urls + urls[:5]])
     assert list(results) == urls
     assert all(not isinstance(r, FetchError) for r in results.values())
     assert all(server.hits(f"/spec{i}.json") == 1 for i in range(20))
-    assert server.max_in_flight > 1
+    assert overlapped == [True] * 20
 
 
 def test_jobs_1_is_sequential(server: LocalHTTPServer, make_settings: MakeSettings) -> None:
@@ -188,39 +228,48 @@ def test_cli_shows_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) 
 def test_each_spec_is_handed_over_as_it_arrives(server: LocalHTTPServer, make_settings: MakeSettings) -> None:
     """prefetch's on_ready is called, in the caller's thread, for each spec as it arrives, while the
     slower ones are still downloading (the engine indexes a spec then); failures are not handed over."""
+    # The slow answer is held until the fast spec has been handed over: the order is the test's.
+    gate, slow_started, slow_answered = threading.Event(), threading.Event(), threading.Event()
     server.route("/fast.json", body=b'{"fast": true}')
-    server.route("/slow.json", body=b'{"slow": true}', latency=1.0)
+    server.route("/slow.json", handler=_gated(b'{"slow": true}', gate, slow_started, slow_answered))
     fast, slow, missing = server.url("/fast.json"), server.url("/slow.json"), server.url("/missing.json")
-    seen: list[tuple[str, int, bool]] = []
+    seen: list[tuple[str, bool, bool, bool]] = []
 
     def on_ready(url: str, kind: SpecKind | None) -> None:
-        seen.append((url, server._in_flight, threading.current_thread() is threading.main_thread()))
+        started = slow_started.wait(GATE_TIMEOUT) if url == fast else True
+        seen.append((url, started, slow_answered.is_set(), threading.current_thread() is threading.main_thread()))
+        gate.set()
 
     with SpecStore(make_settings(jobs=4)) as store:
         results = store.prefetch([(slow, None), (fast, None), (missing, None)], on_ready=on_ready)
     assert isinstance(results[missing], FetchError)
-    assert [url for url, _, _ in seen] == [fast, slow]
-    assert seen[0][1] == 1  # the slow one was still being served when the fast one was handed over
-    assert all(main for _, _, main in seen)
+    assert [url for url, *_ in seen] == [fast, slow]
+    # the slow one was requested and not yet answered when the fast one was handed over
+    assert seen[0][1:3] == (True, False)
+    assert all(main for *_, main in seen)
 
 
 def test_cached_specs_are_handed_over_while_the_others_download(
     server: LocalHTTPServer, make_settings: MakeSettings
 ) -> None:
+    """A spec the cache answers is handed over before either download has been answered."""
+    gate = threading.Event()
+    started = [threading.Event(), threading.Event()]
+    answered = [threading.Event(), threading.Event()]
     server.route("/cached.json", body=b'{"cached": true}')
-    server.route("/slow.json", body=b'{"slow": true}', latency=1.0)
-    server.route("/slow2.json", body=b'{"slow": 2}', latency=1.0)
+    server.route("/slow.json", handler=_gated(b'{"slow": true}', gate, started[0], answered[0]))
+    server.route("/slow2.json", handler=_gated(b'{"slow": 2}', gate, started[1], answered[1]))
     cached, slow, slow2 = server.url("/cached.json"), server.url("/slow.json"), server.url("/slow2.json")
     settings = make_settings(jobs=4)
     with SpecStore(settings) as store:
         store.get(cached)
-    seen: list[tuple[str, int]] = []
+    seen: list[tuple[str, bool]] = []
 
     def on_ready(url: str, kind: SpecKind | None) -> None:
-        with server._lock:  # requests answered so far: started, and no longer in flight
-            seen.append((url, len(server.requests) - server._in_flight))
+        seen.append((url, any(a.is_set() for a in answered)))
+        gate.set()
 
     with SpecStore(settings) as store:
         store.prefetch([(slow, None), (cached, None), (slow2, None)], on_ready=on_ready)
-    assert seen[0] == (cached, 1)  # only the first run's request answered: neither download (a second each) had
+    assert seen[0] == (cached, False)  # neither download had been answered
     assert sorted(u for u, _ in seen[1:]) == sorted([slow, slow2])

@@ -3,20 +3,143 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
+import io
 import os
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 from .errors import InputError, OutputError
 
-__all__ = ["CARD_SUFFIXES", "OutputTarget", "atomic_write", "atomic_writer", "check_output", "expand_card_args"]
+__all__ = [
+    "CARD_SUFFIXES",
+    "CheckedWriter",
+    "OutputTarget",
+    "atomic_write",
+    "atomic_writer",
+    "check_output",
+    "checked_stdio",
+    "expand_card_args",
+]
 
 CARD_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+# --------------------------------------------------------------------------- checked writes
+#
+# Python's buffered file objects can lose the end of an output without a word: with the file size
+# limit reached (RLIMIT_FSIZE, SIGXFSZ ignored) write(2) takes part of a large write and the rest
+# is dropped, and the run exits 0 (issue 22). Every byte ramscope writes to stdout or an output file
+# goes through :class:`CheckedWriter`: a write is whole, or an ``OSError`` naming why (ENOSPC, EFBIG,
+# or a write that took nothing), which the command line reports as exit 2.
+
+
+class CheckedWriter(io.RawIOBase):
+    """A raw writer on a file descriptor whose ``write`` writes everything it is given or raises."""
+
+    def __init__(self, fd: int, name: str = "the output", *, closefd: bool = True) -> None:
+        super().__init__()
+        self._fd = fd
+        self._name = name
+        self._closefd = closefd
+
+    def close(self) -> None:
+        if not self.closed and self._closefd:
+            try:
+                os.close(self._fd)
+            finally:
+                super().close()
+            return
+        super().close()
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data: ReadableBuffer, /) -> int:
+        view = memoryview(data).cast("B")
+        total = len(view)
+        while view:
+            n = os.write(self._fd, view)
+            if n <= 0:
+                raise OSError(errno.EIO, f"{self._name} took no more bytes: short write")
+            view = view[n:]
+        return total
+
+
+def checked_file(fd: int, name: str = "the output", *, closefd: bool = True) -> io.BufferedWriter:
+    """A buffered binary file on ``fd`` whose writes and flushes are whole or raise; closing it
+    closes ``fd`` unless ``closefd`` is false."""
+    return io.BufferedWriter(CheckedWriter(fd, name, closefd=closefd))
+
+
+class _ClosedOutput(io.TextIOBase):
+    """What stdout is when ramscope was started with it closed (``>&-``): writing is an error."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def checked_stdio() -> None:
+    """For ramscope's own process: stdout writes are checked (:class:`CheckedWriter`), and a standard
+    stream it was started without (``>&-``) is an error to write to, not a crash.
+
+    A closed descriptor 0, 1 or 2 is first taken by ``/dev/null``: else the next file opened (the
+    cache, an output's temporary file) would get it, and "stdout" would write into that file.
+    """
+    closed = {fd: not _is_open(fd) for fd in (0, 1, 2)}
+    for fd in (0, 1, 2):
+        if closed[fd]:
+            got = os.open(os.devnull, os.O_RDWR)
+            if got != fd:
+                os.dup2(got, fd)
+                os.close(got)
+    if closed[2]:
+        sys.stderr = io.TextIOWrapper(
+            checked_file(2, "standard error", closefd=False), encoding="utf-8", errors="replace"
+        )
+    if closed[1]:
+        sys.stdout = _ClosedOutput()
+        return
+    old = sys.stdout
+    if old is not sys.__stdout__ or old is None:
+        return  # replaced by whoever runs ramscope in-process: theirs to check
+    encoding = getattr(old, "encoding", None) or "utf-8"
+    errors = getattr(old, "errors", None) or "strict"
+    line_buffering = bool(getattr(old, "line_buffering", False))
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        old.flush()
+    sys.stdout = io.TextIOWrapper(
+        checked_file(1, "standard output", closefd=False),
+        encoding=encoding,
+        errors=errors,
+        line_buffering=line_buffering,
+    )
 
 
 def atomic_write(
@@ -107,10 +230,10 @@ def atomic_writer(
     out = path if isinstance(path, OutputTarget) else check_output(path, protect=protect)
     if out.stream:
         try:
-            fh = open(out.path, "wb")  # noqa: SIM115 - closed below, after the block
+            stream_fd = os.open(out.path, os.O_WRONLY)
         except OSError as exc:
             raise OutputError(f"cannot open it for writing: {exc.strerror or exc}", path=str(out.path)) from None
-        with fh:
+        with checked_file(stream_fd, str(out.path)) as fh:
             yield fh
         return
     try:
@@ -118,11 +241,11 @@ def atomic_writer(
     except OSError as exc:
         raise OutputError(f"cannot write the output: {exc.strerror or exc}", path=str(out.path)) from None
     try:
-        with os.fdopen(fd, "wb") as fh:
-            _take_mode(fh.fileno(), out.existing)
+        with checked_file(fd, str(out.path)) as fh:
+            _take_mode(fd, out.existing)
             yield fh
             fh.flush()
-            os.fsync(fh.fileno())
+            os.fsync(fd)
         os.replace(tmp, out.real)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

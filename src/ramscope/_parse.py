@@ -32,7 +32,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -45,7 +45,16 @@ if TYPE_CHECKING:
 from .diagnostics import escape_pointer_token
 from .errors import InputError, LimitError
 
-__all__ = ["CARD_LIMITS", "Limits", "ParsedDocument", "parse_bytes", "read_bytes", "read_document"]
+__all__ = [
+    "CARD_LIMITS",
+    "Limits",
+    "ParsedDocument",
+    "check_json_nodes",
+    "json_nodes_at_most",
+    "parse_bytes",
+    "read_bytes",
+    "read_document",
+]
 
 DocFormat = Literal["json", "yaml"]
 
@@ -56,7 +65,9 @@ _MiB = 1024 * 1024
 class Limits:
     max_bytes: int = 16 * _MiB
     max_depth: int = 200
-    #: Nodes in the YAML graph once aliases are expanded; bounds alias bombs.
+    #: Nodes of the parsed document: YAML's graph once aliases are expanded (bounds alias bombs),
+    #: JSON's values and keys as :func:`json_nodes_at_most` counts them (bounds a small body that
+    #: builds a large value: ``[{},{},...]`` costs ~100 bytes of memory per 3 bytes of text).
     max_yaml_nodes: int = 2_000_000
     #: Duplicate keys are an error (cards, policies). Specs relax this.
     strict_keys: bool = True
@@ -185,6 +196,7 @@ def _decode(data: bytes, source: str) -> str:
 
 
 def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
+    check_json_nodes(text, limits.max_yaml_nodes, source)
     try:
         # Strict: the stdlib parser, which can report duplicate keys; else orjson, ~3x faster.
         value = json.loads(text, object_pairs_hook=_no_duplicate_keys) if limits.strict_keys else orjson.loads(text)
@@ -210,6 +222,51 @@ def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
     if text.count("{") + text.count("[") > limits.max_depth:
         _check_depth(value, limits.max_depth, source)
     return ParsedDocument(value=value, format="json", source=source, text=text)
+
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_JSON_STRING_B = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+def json_nodes_at_most(text: str | bytes) -> int:
+    """An upper bound on the values and keys of a JSON document: ``1 + 2 × (commas + "{" + "[")``.
+
+    Every value is the root, or the first of its container, or follows a comma; every key is
+    followed by its value. Commas and brackets inside strings are counted too (it is a bound).
+    """
+    if isinstance(text, bytes):
+        return 1 + 2 * (text.count(b",") + text.count(b"{") + text.count(b"["))
+    return 1 + 2 * (text.count(",") + text.count("{") + text.count("["))
+
+
+def yaml_nodes_at_most(data: bytes) -> int:
+    """An upper bound on the nodes of a YAML document as written (aliases not expanded).
+
+    Past the root, a node starts after a line break, a flow indicator or separator, or an
+    indicator (``-``, ``?``, ``:``); at most two nodes start at one place (a collection and its
+    first entry). Those characters in text are counted too: it is a bound.
+    """
+    marks = 0
+    for ch in (b"\n", b"\r", b",", b"[", b"{", b"-", b"?", b":"):
+        marks += data.count(ch)
+    return 1 + 2 * marks
+
+
+def check_json_nodes(text: str | bytes, max_nodes: int, source: str) -> None:
+    """Refuse a JSON document that would build more than ``max_nodes`` values and keys, before
+    building any (``LimitError``). Counting is a few passes of ``count`` over the text; only a
+    document over the bound is counted again without its strings (prose full of commas)."""
+    if json_nodes_at_most(text) <= max_nodes:
+        return
+    if isinstance(text, bytes):
+        bare: str | bytes = _JSON_STRING_B.sub(b'""', text)
+    else:
+        bare = _JSON_STRING.sub('""', text)
+    if json_nodes_at_most(bare) > max_nodes:
+        raise LimitError(
+            f"the document builds more than {max_nodes:,} values and keys (a small text that parses large)",
+            source=source,
+        )
 
 
 class _DuplicateKey(Exception):
@@ -294,6 +351,10 @@ def _loader_class() -> type[yaml.SafeLoader]:
 
 def _parse_yaml(text: str, source: str, limits: Limits, *, data: bytes | None = None) -> ParsedDocument:
     if not limits.positions:
+        # rapidyaml's tree (~100 bytes a node, and a node can take 2 bytes of text) is built
+        # before any count: a document that may have more nodes than allowed is counted first.
+        if yaml_nodes_at_most(data if data is not None else text.encode("utf-8")) > limits.max_yaml_nodes:
+            _count_yaml_events(text, source, limits)
         # Documents whose positions are not wanted (specs) take rapidyaml when it can give
         # exactly what the path below would; anything else falls through to it.
         fast = _fast_yaml(text, limits, data)
@@ -302,9 +363,18 @@ def _parse_yaml(text: str, source: str, limits: Limits, *, data: bytes | None = 
     return _parse_yaml_libyaml(text, source, limits)
 
 
+#: Nodes the libyaml path builds at most, whatever ``max_yaml_nodes`` allows: its node graph costs
+#: ~440 bytes a node (a million nodes: ~0.45 GB; SECURITY.md), the fast path's values ~60.
+LIBYAML_MAX_NODES = 1_000_000
+
+
 def _parse_yaml_libyaml(text: str, source: str, limits: Limits) -> ParsedDocument:
     import yaml  # noqa: PLC0415
 
+    if limits.max_yaml_nodes > LIBYAML_MAX_NODES:
+        limits = replace(limits, max_yaml_nodes=LIBYAML_MAX_NODES)
+    if len(text) > limits.max_yaml_nodes:
+        _count_yaml_events(text, source, limits)
     loader = _loader_class()(text)
     try:
         try:
@@ -343,6 +413,31 @@ def _parse_yaml_libyaml(text: str, source: str, limits: Limits) -> ParsedDocumen
         loader.dispose()
     value = _jsonify(value)
     return ParsedDocument(value=value, format="yaml", source=source, text=text, _positions=positions)
+
+
+def _count_yaml_events(text: str, source: str, limits: Limits) -> None:
+    """Refuse, before the node graph is built, a document of more than ``max_yaml_nodes`` nodes
+    as written (aliases are counted once here, expanded later by :func:`_inspect_yaml`).
+
+    libyaml's composer builds a Python object per node (hundreds of bytes each) before any bound
+    applies; its event stream costs memory for one event at a time. Only documents longer than
+    the bound in characters are scanned: a node takes at least one character.
+    """
+    import yaml  # noqa: PLC0415
+
+    node_events = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent, yaml.AliasEvent)
+    loader = _loader_class()(text)
+    nodes = 0
+    try:
+        while (event := loader.get_event()) is not None:  # type: ignore[no-untyped-call]
+            if isinstance(event, node_events):
+                nodes += 1
+                if nodes > limits.max_yaml_nodes:
+                    raise LimitError(f"YAML has more than {limits.max_yaml_nodes:,} nodes", source=source)
+    except yaml.YAMLError:
+        return  # the composer below reports it, with line and column
+    finally:
+        loader.dispose()
 
 
 def _inspect_yaml(root: yaml.Node, source: str, limits: Limits) -> dict[str, tuple[int, int]]:
@@ -462,6 +557,8 @@ def _yaml_positions(root: yaml.Node, cap: int = 200_000) -> dict[str, tuple[int,
 # Cards (``positions=True``) always take the libyaml path: its node graph gives the positions.
 
 _FALLBACK: Any = object()
+#: The other spelling of a key Python's dict takes for the same (``True == 1``), as strings.
+_KEY_TWIN = {"true": "1", "1": "true", "false": "0", "0": "false"}
 _LIBYAML_MAX_DEPTH = 1000
 
 
@@ -485,10 +582,50 @@ def _unprintable(data: bytes) -> bool:
     return bool(rest) and (bool(rest.translate(None, _HIGH_BYTES)) or _UNPRINTABLE_UTF8.search(rest) is not None)
 
 
+#: What libyaml reads otherwise than rapidyaml, found by the differential fuzz test
+#: (tests/adversarial/test_yaml_differential.py): a lone CR, a line break to libyaml only; a BOM at
+#: the start of a line, which libyaml skips; a plain scalar starting with ":" at the start of a line
+#: (``? k\n:x: y``), a value indicator to rapidyaml; an explicit key whose node starts on the
+#: next line (``?\n-:x``), which rapidyaml reads at any indentation and libyaml refuses at column 0.
+_LONE_CR = re.compile(rb"\r(?!\n)")
+_LINE_START_DOUBTS = re.compile(rb"[\n\r](?:[ ]*:[^ \t\r\n]|[ ]*\?[ ]*(?:[\r\n]|\Z))")
+
+
+#: A block scalar header with an indentation digit and then text (``>+1yes~``): libyaml refuses
+#: it, rapidyaml reads it. Matched after a space, where every header outside a scalar document is.
+_BLOCK_HEADER_WITH_TEXT = re.compile(rb"[|>][-+]?[0-9][-+]?[^ \t\r\n#]")
+
+
+def _block_header_with_text(data: bytes) -> bool:
+    # Substring searches, then a match at each hit: a regex search alone takes seconds on a 25 MB
+    # spec full of HTML and tables.
+    for needle in (b" |", b" >"):
+        at = data.find(needle)
+        while at >= 0:
+            if _BLOCK_HEADER_WITH_TEXT.match(data, at + 1) is not None:
+                return True
+            at = data.find(needle, at + 2)
+    return False
+
+
 def _ryml_doubts(data: bytes) -> bool:
-    """A directive or a document end marker, or a start marker after more than blank lines and comments."""
-    if data.startswith((b"...", b"%")) or b"\n..." in data or b"\n%" in data:
+    """A directive or a document end marker, or a start marker after more than blank lines and
+    comments; or a line break, BOM or line-initial ``:`` that rapidyaml reads otherwise."""
+    if data.startswith((b"...", b"%", b"\xef\xbb\xbf")) or b"\n..." in data or b"\n%" in data:
         return True
+    if b"\r" in data and _LONE_CR.search(data) is not None:
+        return True
+    if b"\xef\xbb\xbf" in data and (b"\n\xef\xbb\xbf" in data or b"\r\xef\xbb\xbf" in data):
+        return True
+    # Both line-start cases need an explicit key ("?"), rare in specs; then a line starting with
+    # ":" or "?" after its indentation is found in the text without spaces by substring searches
+    # (the regex alone takes seconds on a 25 MB spec), and only then judged by the regex.
+    if b"?" in data:
+        unspaced = data.translate(None, b" ")
+        if unspaced.startswith((b":", b"?")) or b"\n:" in unspaced or b"\n?" in unspaced or b"\r?" in unspaced:
+            first_line = data[: data.find(b"\n") + 1] or data
+            if _LINE_START_DOUBTS.match(b"\n" + first_line) or _LINE_START_DOUBTS.search(data):
+                return True
     at = data.find(b"\n---")
     while at >= 0:
         if _BLANK_OR_COMMENTS.fullmatch(data, 0, at + 1) is None:
@@ -550,7 +687,9 @@ def _fast_yaml(text: str, limits: Limits, data: bytes | None = None) -> Any:
     except Exception:  # any refusal: libyaml gives the error, or reads it
         return _FALLBACK
     try:
-        return _walk_ryml(ryml, tree, resolve, limits, ends_with_break=text.endswith(("\n", "\r")))
+        blocks: list[bool] = []
+        value = _walk_ryml(ryml, tree, resolve, limits, ends_with_break=text.endswith(("\n", "\r")), blocks=blocks)
+        return _FALLBACK if blocks and _block_header_with_text(data) else value
     except _GiveUp:
         return _FALLBACK
     finally:
@@ -587,14 +726,22 @@ def _ryml_stderr_dropped() -> Iterator[None]:
 
 
 def _walk_ryml(
-    ryml: Any, tree: Any, resolve: Callable[[str], Any], limits: Limits, *, ends_with_break: bool = True
+    ryml: Any,
+    tree: Any,
+    resolve: Callable[[str], Any],
+    limits: Limits,
+    *,
+    ends_with_break: bool = True,
+    blocks: list[bool] | None = None,
 ) -> Any:
+    """The document's value; raises ``_GiveUp``. ``blocks`` gets one entry if a block scalar was read."""
     # ryml's node type bits.
     map_b, seq_b, val_b, key_b = ryml.MAP, ryml.SEQ, ryml.VAL, ryml.KEY
     container_b = map_b | seq_b
     # Quoted or block scalars are strings; a nil one (``a:``) reads as an empty plain scalar.
     val_str = ryml.VALQUO | ryml.VAL_LITERAL | ryml.VAL_FOLDED
     key_str = ryml.KEYQUO | ryml.KEY_LITERAL | ryml.KEY_FOLDED
+    block_b = ryml.VAL_LITERAL | ryml.VAL_FOLDED | ryml.KEY_LITERAL | ryml.KEY_FOLDED
     unsure = (
         ryml.KEYANCH
         | ryml.VALANCH
@@ -619,8 +766,10 @@ def _walk_ryml(
         raise _GiveUp("wildcard resolver")
     # A plain scalar cannot start with an indicator, nor with "-", "?" or ":" before a blank:
     # libyaml refuses such a document, where rapidyaml reads some of them as text (``]: x``).
-    indicator_first = frozenset(",[]{}#&*!|>'\"%@`?")
-    blank_after = frozenset("-?:")
+    # A plain scalar starting with ":" is text to both in block context, but rapidyaml also reads
+    # ``? :x`` in a flow mapping, which libyaml refuses: no spec needs one, libyaml decides.
+    indicator_first = frozenset(",[]{}#&*!|>'\"%@`?:")
+    blank_after = frozenset("-?")
     special_first = typed_first | indicator_first | blank_after
 
     # Specs repeat their plain scalars ("string", "object", "true", "0"): resolve each once.
@@ -689,8 +838,13 @@ def _walk_ryml(
             else:
                 mv = val_of(this, child)
                 value = "" if mv is None else str(mv, "utf-8")
-                if not ty & val_str and value[:1] in special_first:  # "" (``a:``) is null
-                    value = plain(value)
+                if ty & block_b and blocks is not None and not blocks:
+                    blocks.append(True)
+                if not ty & val_str:
+                    if " #" in value:  # a comment to libyaml, text to rapidyaml in a flow mapping
+                        raise _GiveUp("comment in a plain scalar")
+                    if value[:1] in special_first:  # "" (``a:``) is null
+                        value = plain(value)
             if is_map:
                 mv = key_of(this, child) if ty & key_b else None
                 key = "" if mv is None else str(mv, "utf-8")
@@ -699,6 +853,8 @@ def _walk_ryml(
                         raise _GiveUp("key written twice")
                     written.add(key)
                 if not ty & key_str:
+                    if " #" in key:
+                        raise _GiveUp("comment in a plain key")
                     if not key:  # rapidyaml reads ``: x`` as a null key, libyaml refuses it
                         raise _GiveUp("null key")
                     if key[:1] in special_first:
@@ -706,6 +862,11 @@ def _walk_ryml(
                         if not isinstance(k, str | int | bool | None):
                             raise _GiveUp("key")
                         key = _key_str(k)
+                        # True == 1 and False == 0: one key in libyaml's dict, two strings here.
+                        if (k is True or k is False or (type(k) is int and k in (0, 1))) and _KEY_TWIN[
+                            key
+                        ] in container:
+                            raise _GiveUp("a bool key and an int key that Python takes for one")
                 if key in container:
                     raise _GiveUp("key seen twice")
                 container[key] = value

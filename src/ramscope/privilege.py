@@ -29,8 +29,9 @@ candidate's: such a candidate is not minimal.
 Per tier and identity, one atom set must satisfy every access of the tier and of the tiers
 below; tiers are solved in order, each starting from the one below, so they are monotone by
 construction (incremental consent asks only for the difference). Within a tier the blast
-radius of the whole set in the grant space is minimised exactly by enumeration when the
-search space is at most :data:`EXACT_LIMIT` combinations, and otherwise by a greedy pass plus
+radius of the whole set in the grant space is minimised exactly by enumeration (iterative,
+within :data:`EXACT_BUDGET` alternative checks) when the search space is at most
+:data:`EXACT_LIMIT` combinations, and otherwise by a greedy pass plus
 1-swap local search whose result is never worse than granting each access its own
 least-privilege alternative (that union is always a candidate). The fallback is bounded:
 it evaluates grant sets incrementally and spends at most :data:`GREEDY_BUDGET` alternative
@@ -81,6 +82,9 @@ EXACT_LIMIT = 20_000
 #: Alternative checks the greedy fallback may spend before the remaining decisions take each
 #: access's own choice (a polynomial bound on a tier of thousands of accesses).
 GREEDY_BUDGET = 2_000_000
+#: Alternative checks the exact search may spend before the greedy fallback takes over (a tier
+#: within :data:`EXACT_LIMIT` combinations whose grant sets are costly to evaluate).
+EXACT_BUDGET = GREEDY_BUDGET
 #: The 1-swap local search runs only for tiers of at most this many decisions.
 LOCAL_SEARCH_DECISIONS = 200
 
@@ -702,6 +706,7 @@ def solve_tier(
     specs: GrantSpace | Sequence[SpecGrants],
     *,
     exact_limit: int = EXACT_LIMIT,
+    exact_budget: int = EXACT_BUDGET,
 ) -> TierSolution:
     """The cheapest atom set ⊇ ``base`` satisfying every problem (see module docstring).
 
@@ -743,10 +748,13 @@ def solve_tier(
         total *= len(opts)
         if total > exact_limit:
             break
+    method: Literal["exact", "greedy"] = "exact"
+    # None above the limit, or when few combinations are each costly to evaluate: the bounded
+    # fallback below then answers.
+    exact = _exact(options, base, space, budget=exact_budget) if total <= exact_limit else None
     picks: list[Alternative]
-    if total <= exact_limit:
-        method: Literal["exact", "greedy"] = "exact"
-        picks = _exact(options, base, space)
+    if exact is not None:
+        picks = exact
     else:
         method = "greedy"
         # The union of individually least-privileged choices is always a candidate, so the
@@ -765,36 +773,68 @@ def solve_tier(
     return TierSolution(atoms, chosen, combined_blast_radius(atoms, space), method, total)
 
 
-def _exact(options: Sequence[Sequence[Alternative]], base: frozenset[Atom], space: GrantSpace) -> list[Alternative]:
+def _exact(
+    options: Sequence[Sequence[Alternative]],
+    base: frozenset[Atom],
+    space: GrantSpace,
+    *,
+    budget: int = EXACT_BUDGET,
+) -> list[Alternative] | None:
     """Every combination, depth first: each step adds one decision's atoms to the grant set of the
     ones before (incrementally), and a branch already opening more than the best is cut (adding
-    atoms never closes an operation). Ties: fewer atoms, then names, as ``cost`` orders them."""
-    best: list[Any] = [None, None, None]  # key, atoms, picks
-    picks: list[Alternative] = []
+    atoms never closes an operation). Ties: fewer atoms, then names, as ``cost`` orders them.
+
+    Iterative (a tier of a thousand single-option decisions is a thousand levels deep, past
+    Python's recursion limit) and bounded: ``None`` once ``budget`` alternative checks are spent,
+    and the caller takes the greedy fallback."""
+    best_key: tuple[int, int] | None = None
+    best_atoms: frozenset[Atom] = frozenset()
+    best_picks: list[Alternative] | None = None
+    n = len(options)
+    picks: list[Alternative] = []  # picks[j]: the option tried at decision j on the current path
+    spent = 0
 
     def names(atoms: frozenset[Atom]) -> tuple[tuple[str, str], ...]:
         return tuple(sorted((a.namespace, a.scope) for a in atoms))
 
-    def visit(i: int, atoms: frozenset[Atom], mask: int) -> None:
+    def enter(i: int, atoms: frozenset[Atom], mask: int) -> bool:
+        """Visit the node at decision ``i``; whether its options are to be tried."""
+        nonlocal best_key, best_atoms, best_picks
         radius = mask.bit_count()
-        if best[0] is not None and radius > best[0][0]:
-            return
-        if i == len(options):
+        if best_key is not None and radius > best_key[0]:
+            return False
+        if i == n:
             key = (radius, len(atoms))
-            if best[0] is None or key < best[0] or (key == best[0] and names(atoms) < names(best[1])):
-                best[0], best[1], best[2] = key, atoms, list(picks)
-            return
-        for alt in options[i]:
-            delta = alt.atoms - atoms
-            new, _ = space.extend(atoms, mask, delta)
-            picks.append(alt)
-            visit(i + 1, atoms | delta, new)
-            picks.pop()
+            if best_key is None or key < best_key or (key == best_key and names(atoms) < names(best_atoms)):
+                best_key, best_atoms, best_picks = key, atoms, picks[:n]
+            return False
+        return True
 
-    visit(0, base, space.granted(base))
-    assert best[2] is not None
-    chosen: list[Alternative] = best[2]
-    return chosen
+    # Frames: [decision index, atoms so far, their grant mask, next option to try].
+    frames: list[list[Any]] = []
+    mask0 = space.granted(base)
+    if enter(0, base, mask0):
+        frames.append([0, base, mask0, 0])
+    while frames:
+        frame = frames[-1]
+        i, atoms, mask, k = frame
+        if k == len(options[i]):
+            frames.pop()
+            continue
+        frame[3] = k + 1
+        alt = options[i][k]
+        del picks[i:]
+        picks.append(alt)
+        delta = alt.atoms - atoms
+        new, checks = space.extend(atoms, mask, delta)
+        spent += checks + 1
+        if spent > budget:
+            return None
+        child = atoms | delta
+        if enter(i + 1, child, new):
+            frames.append([i + 1, child, new, 0])
+    assert best_picks is not None
+    return best_picks
 
 
 def _undominated(candidates: Sequence[Alternative], base: frozenset[Atom]) -> list[Alternative]:

@@ -2,24 +2,38 @@
 
 Google: the Discovery directory (``https://www.googleapis.com/discovery/v1/apis``) lists every API
 with its ``discoveryRestUrl``; each document is fetched through the same guarded, cached store as any
-spec (so ``--offline`` serves the cache, and ``--cassette`` replays), compiled by
-:func:`ramscope.providers.universe.build_google`, and stored as an artifact of the cache. Derivations
-then prefer it to the shipped snapshot, and a report names the version it used.
+spec (so ``--offline`` serves the cache), compiled by :func:`ramscope.providers.universe.build_google`,
+and stored as an artifact of the cache. Derivations then prefer it to the shipped snapshot, and a
+report names the version it used.
+
+A refreshed universe decides what every later run in that cache grants, so a refresh is all or
+nothing (issue 22):
+
+* only Google's directory, over https, and only documents on Google's API hosts over https;
+* not from a cassette (a cassette is the network of the run that names it; a universe stored
+  from it would answer every later run);
+* any document that cannot be fetched or read fails the refresh, and so does a result that loses
+  APIs or methods the shipped universe has, unless ``force``;
+* documents are read one at a time (each parsed, compiled into the running tables, dropped), and
+  each is bounded in bytes and in parsed nodes like any spec;
+* on failure nothing is stored: the universe in use stays.
 
 Microsoft Graph's catalog likewise (``ramscope universe refresh microsoft-graph``): Microsoft's newest
-``permissions.json``, fetched through the same store, compiled with ramscope's reviewed additions.
+``permissions.json``, fetched through the same store, compiled with ramscope's reviewed additions;
+not from a cassette either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
-from .errors import FetchError, InputError
+from .errors import FetchError, InputError, LimitError
 from .providers.universe import Universe, build_google, encode
 
 __all__ = [
@@ -30,6 +44,8 @@ __all__ = [
     "REFRESHABLE_CATALOGS",
     "CatalogRefreshResult",
     "RefreshResult",
+    "UniverseChanges",
+    "compare",
     "refresh_catalog",
     "refresh_google",
 ]
@@ -37,8 +53,15 @@ __all__ = [
 #: The cache artifact namespace of refreshed universes (key: the universe's name).
 NAMESPACE = "universe"
 GOOGLE_DIRECTORY = "https://www.googleapis.com/discovery/v1/apis"
+#: The one host a Discovery directory is read from, and the suffix of the hosts documents are.
+DIRECTORY_HOST = "www.googleapis.com"
+DOCUMENT_HOST_SUFFIX = ".googleapis.com"
 #: A directory listing more than this many APIs is not Google's.
 MAX_APIS = 5000
+#: Values and keys one Discovery document may build (the largest, compute.alpha, has 190,000).
+MAX_DOCUMENT_NODES = 2_000_000
+#: Names shown per kind of change; the counts are always whole.
+SHOWN = 10
 
 
 def version_key(name: str) -> str:
@@ -46,61 +69,207 @@ def version_key(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class UniverseChanges:
+    """What a refreshed universe adds and removes, against another (the one in use, or the shipped one)."""
+
+    apis_added: tuple[str, ...] = ()
+    apis_removed: tuple[str, ...] = ()
+    operations_added: tuple[str, ...] = ()
+    operations_removed: tuple[str, ...] = ()
+    scopes_added: tuple[str, ...] = ()
+    scopes_removed: tuple[str, ...] = ()
+    #: Scopes kept whose set of operations changed.
+    scopes_changed: tuple[str, ...] = ()
+
+    @property
+    def loses(self) -> bool:
+        return bool(self.apis_removed or self.operations_removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            name: {"count": len(items), "names": list(items[:SHOWN])}
+            for name, items in (
+                ("apis_added", self.apis_added),
+                ("apis_removed", self.apis_removed),
+                ("operations_added", self.operations_added),
+                ("operations_removed", self.operations_removed),
+                ("scopes_added", self.scopes_added),
+                ("scopes_removed", self.scopes_removed),
+                ("scopes_changed", self.scopes_changed),
+            )
+        }
+
+    def lines(self) -> list[str]:
+        """One line per kind of change, with its count and the first names (for the terminal)."""
+        out = []
+        for name, entry in self.to_dict().items():
+            if entry["count"]:
+                more = (
+                    f", and {entry['count'] - len(entry['names'])} more" if entry["count"] > len(entry["names"]) else ""
+                )
+                out.append(f"{name.replace('_', ' ')}: {entry['count']} ({', '.join(entry['names'])}{more})")
+        return out or ["no changes"]
+
+
+def compare(old: Universe, new: Universe) -> UniverseChanges:
+    def scopes(u: Universe) -> dict[str, frozenset[str]]:
+        out: dict[str, frozenset[str]] = {}
+        for atoms, positions in u.alternatives:
+            if len(atoms) == 1:
+                ((_, scope),) = atoms
+                out[scope] = frozenset(u.ops[p] for p in positions)
+        return out
+
+    old_scopes, new_scopes = scopes(old), scopes(new)
+    kept = new_scopes.keys() & old_scopes.keys()
+    return UniverseChanges(
+        apis_added=tuple(sorted(set(new.apis) - set(old.apis))),
+        apis_removed=tuple(sorted(set(old.apis) - set(new.apis))),
+        operations_added=tuple(sorted(set(new.ops) - set(old.ops))),
+        operations_removed=tuple(sorted(set(old.ops) - set(new.ops))),
+        scopes_added=tuple(sorted(new_scopes.keys() - old_scopes.keys())),
+        scopes_removed=tuple(sorted(old_scopes.keys() - new_scopes.keys())),
+        scopes_changed=tuple(sorted(s for s in kept if new_scopes[s] != old_scopes[s])),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class RefreshResult:
     universe: Universe
     documents: int
-    #: (url, why) of each document that could not be fetched or read.
+    #: (url, why) of each document that could not be fetched or read (only with ``force``).
     failed: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    #: Against the universe in use before the refresh.
+    changes: UniverseChanges = field(default_factory=UniverseChanges)
+    #: Against the shipped snapshot (what ``force`` was needed for, if it lost anything).
+    against_shipped: UniverseChanges = field(default_factory=UniverseChanges)
+
+
+def _is_google(url: str, *, directory: bool) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "https" or parts.username is not None or parts.password is not None:
+        return False
+    if parts.port not in (None, 443):
+        return False
+    if directory:
+        return host == DIRECTORY_HOST and parts.path == "/discovery/v1/apis"
+    return host.endswith(DOCUMENT_HOST_SUFFIX) and host != DOCUMENT_HOST_SUFFIX[1:]
+
+
+def _parse(body: bytes, url: str) -> Any:
+    from ._parse import check_json_nodes  # noqa: PLC0415
+
+    try:
+        check_json_nodes(body, MAX_DOCUMENT_NODES, url)
+        return orjson.loads(body)
+    except LimitError as exc:
+        raise InputError(exc.detail, source=url) from None
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc}", source=url) from None
 
 
 def refresh_google(
     store: Any,
     *,
     directory: str = GOOGLE_DIRECTORY,
+    force: bool = False,
+    shipped: Universe | None = None,
+    current: Universe | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> RefreshResult:
     """Fetch Google's Discovery directory and documents through ``store``; build and store the universe.
 
-    Fails (``InputError``) when the directory itself cannot be read, or when no document could be;
-    documents that fail individually are listed in the result and left out.
+    ``shipped`` (default: the packaged snapshot) is what the result may not lose without ``force``;
+    ``current`` (default: ``shipped``) is what the changes are reported against. Raises
+    ``InputError``, storing nothing, when the directory is not Google's over https, when the store
+    replays a cassette, when the directory cannot be read, and (without ``force``) when any document
+    fails or the result loses APIs or methods of ``shipped``.
     """
+    if getattr(store, "replaying", False):
+        raise InputError(
+            "a universe is not refreshed from a cassette: a cassette answers its own run only, and a "
+            "refreshed universe answers every later run in this cache; refresh online"
+        )
+    if not _is_google(directory, directory=True):
+        raise InputError(f"a universe is refreshed only from Google's Discovery directory, {GOOGLE_DIRECTORY}")
+    if shipped is None:
+        from .providers import GOOGLE, shipped_universe  # noqa: PLC0415
+
+        shipped = shipped_universe(GOOGLE)
     try:
-        listing = orjson.loads(store.get(directory).body)
-    except (FetchError, orjson.JSONDecodeError) as exc:
+        listing = _parse(store.get(directory).body, directory)
+    except (FetchError, InputError) as exc:
         raise InputError(f"the Discovery directory {directory} could not be read: {exc}") from exc
     items = listing.get("items") if isinstance(listing, dict) else None
     if not isinstance(items, list) or len(items) > MAX_APIS:
         raise InputError(f"{directory} is not a Discovery directory (no 'items' list of at most {MAX_APIS})")
-    urls = sorted({u for i in items if isinstance(i, Mapping) and isinstance(u := i.get("discoveryRestUrl"), str)})
+    listed = sorted({u for i in items if isinstance(i, Mapping) and isinstance(u := i.get("discoveryRestUrl"), str)})
+    off_host = "not a document on Google's API hosts over https"
+    failed: list[tuple[str, str]] = [(u, off_host) for u in listed if not _is_google(u, directory=False)]
+    urls = [u for u in listed if _is_google(u, directory=False)]
     store.prefetch([(u, None) for u in urls])
-    docs: list[Mapping[str, Any]] = []
-    failed: list[tuple[str, str]] = []
-    for n, url in enumerate(urls, start=1):
-        try:
-            doc = orjson.loads(store.get(url).body)
-        except (FetchError, orjson.JSONDecodeError) as exc:
-            failed.append((url, str(exc)))
-            continue
-        if isinstance(doc, dict) and doc.get("kind") == "discovery#restDescription":
-            docs.append(doc)
-        else:
-            failed.append((url, "not a Discovery document"))
-        if progress is not None:
-            progress(n, len(urls))
-    if not docs:
-        raise InputError(f"none of the {len(urls)} Discovery documents listed by {directory} could be read")
+    read = 0
+
+    def documents() -> Iterator[Mapping[str, Any]]:
+        # One document alive at a time: build_google keeps only method ids and scopes of each.
+        nonlocal read
+        for n, url in enumerate(urls, start=1):
+            try:
+                spec = store.get(url)
+                doc = _parse(spec.body, url)
+                release = getattr(spec, "release_body", None)
+                if callable(release):
+                    release()
+                del spec
+            except (FetchError, InputError) as exc:
+                failed.append((url, str(exc)))
+                continue
+            finally:
+                if progress is not None:
+                    progress(n, len(urls))
+            if isinstance(doc, dict) and doc.get("kind") == "discovery#restDescription":
+                read += 1
+                yield doc
+            else:
+                failed.append((url, "not a Discovery document"))
+            del doc
+
     source = {
         "from": directory,
-        "documents": len(docs),
-        "failed": len(failed),
         "license": "Apache-2.0",
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
     }
-    universe = build_google(docs, source=source)
+    universe = build_google(documents(), source=source)
+    failed.sort()
+    if not read:
+        raise InputError(f"none of the {len(listed)} Discovery documents listed by {directory} could be read")
+    if failed and not force:
+        shown = "; ".join(f"{u}: {why}" for u, why in failed[:3])
+        raise InputError(
+            f"{len(failed)} of {len(listed)} Discovery documents could not be read ({shown}); nothing was "
+            "stored, the universe in use stays (--force stores the rest)"
+        )
+    against_shipped = compare(shipped, universe) if shipped is not None else UniverseChanges()
+    if against_shipped.loses and not force:
+        lost = (*against_shipped.apis_removed, *against_shipped.operations_removed)
+        raise InputError(
+            "the refreshed universe loses "
+            f"{len(against_shipped.apis_removed)} APIs and {len(against_shipped.operations_removed)} methods of the "
+            f"shipped one (e.g. {', '.join(lost[:3])}); nothing was stored, the universe in use stays "
+            "(--force stores it anyway)"
+        )
+    # The counts go into the source (and so into reports) once known; the version does not depend on them.
+    universe = replace(universe, source={**source, "documents": read, "failed": len(failed)})
+    baseline = current if current is not None else shipped
+    changes = compare(baseline, universe) if baseline is not None else UniverseChanges()
     store.put_artifact(NAMESPACE, universe.name, encode(universe))
     # Small, so that every run's reuse key can include it without decoding the universe.
     store.put_artifact(NAMESPACE, version_key(universe.name), universe.version.encode())
-    return RefreshResult(universe, len(docs), tuple(failed))
+    return RefreshResult(universe, read, tuple(failed), changes, against_shipped)
 
 
 # --------------------------------------------------------------------------- catalogs
@@ -136,6 +305,11 @@ def refresh_catalog(store: Any, name: str = "microsoft-graph", *, url: str = GRA
     from .providers.catalog import CatalogError, decode  # noqa: PLC0415
     from .providers.graph import build_from, normalise_path, shipped_additions, twins  # noqa: PLC0415
 
+    if getattr(store, "replaying", False):
+        raise InputError(
+            "a catalog is not refreshed from a cassette: a cassette answers its own run only, and a "
+            "refreshed catalog answers every later run in this cache; refresh online"
+        )
     if name not in REFRESHABLE_CATALOGS or name not in CATALOGS:
         raise InputError(f"catalog {name!r} cannot be refreshed; refreshable: {', '.join(REFRESHABLE_CATALOGS)}")
     try:

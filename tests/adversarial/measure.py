@@ -32,7 +32,7 @@ if pid == 0:
     os.execv(sys.executable, [sys.executable, "-m", "ramscope.cli", *sys.argv[1:]])
 _, status, usage = os.wait4(pid, 0)
 code = os.waitstatus_to_exitcode(status)
-sys.stderr.write("\n@@ramscope-rusage@@ %d %d\n" % (usage.ru_maxrss, code))
+sys.stderr.write("\n@@ramscope-rusage@@ %d %d %.6f\n" % (usage.ru_maxrss, code, usage.ru_utime + usage.ru_stime))
 sys.exit(0)
 """
 
@@ -46,6 +46,9 @@ class Run:
     seconds: float
     maxrss_kib: int
     timed_out: bool = False
+    #: CPU seconds the run itself spent (user + system): what a bound on work is checked against,
+    #: since unlike ``seconds`` (wall time) it does not grow when other processes load the machine.
+    cpu_seconds: float = 0.0
 
     @property
     def err(self) -> str:
@@ -70,7 +73,7 @@ def child_env(**extra: str) -> dict[str, str]:
 def run_ramscope(
     args: Sequence[str],
     *,
-    timeout: float = 120.0,
+    timeout: float = 600.0,  # a guard against a hang, not a bound on the work
     cwd: str | Path | None = None,
     env: dict[str, str] | None = None,
     stdin: bytes | None = None,
@@ -111,10 +114,11 @@ def run_ramscope(
         out.seek(0)
         err.seek(0)
         stderr = err.read()
-        maxrss = 0
+        maxrss, cpu = 0, 0.0
         if stderr.endswith(b"\n") and _MARK in stderr:
             head, _, tail = stderr.rpartition(_MARK)
-            stderr, maxrss, code = head, int(tail.split()[0]), int(tail.split()[1])
+            fields = tail.split()
+            stderr, maxrss, code, cpu = head, int(fields[0]), int(fields[1]), float(fields[2])
         return Run(
             argv=list(args),
             returncode=code,
@@ -123,6 +127,7 @@ def run_ramscope(
             seconds=seconds,
             maxrss_kib=maxrss,
             timed_out=timed_out.is_set(),
+            cpu_seconds=cpu,
         )
 
 

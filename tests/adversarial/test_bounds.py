@@ -1,6 +1,7 @@
 """Bounds found missing by the adversarial suite, checked in the library where they live: nearest-operation
 suggestions over huge specs and huge names, skill lookup by name, the per-tier optimiser on adversarial
-alternatives. Time assertions are generous ceilings, not benchmarks."""
+alternatives. Time assertions are generous ceilings, not benchmarks, on this process's CPU time
+(``time.process_time``), which other processes loading the machine do not change (issue 22)."""
 
 from __future__ import annotations
 
@@ -31,10 +32,10 @@ def test_suggestions_for_a_huge_name_over_many_operations_are_bounded() -> None:
     candidates nearest in length; unbounded, difflib compared the whole id with every operation."""
     index = build_index(make_spec(dumps(_many_ops(50_000))))
     res, op = rest_operation("x" * 1_000_000, "GET", "/nope" + "y" * 1_000_000)
-    start = time.monotonic()
+    start = time.process_time()
     for _ in range(3):
         found = resolve(res, op, index)
-    elapsed = time.monotonic() - start
+    elapsed = time.process_time() - start
     assert elapsed < 15, elapsed
     assert found.suggestions  # type: ignore[union-attr]
     assert all(len(s) < SUGGEST_MAX_CHARS * 2 for s in found.suggestions)  # type: ignore[union-attr]
@@ -60,10 +61,10 @@ def test_a_card_gets_suggestions_for_a_bounded_number_of_accesses(tmp_path: Path
         ]
         m["resource_accesses"] = [dict(acc, id=f"a{i}", operation=f"o{i}") for i in range(400)]
         settings = Settings(cache_dir=tmp_path / "c", allow_private_network=True, timeout=10)
-        start = time.monotonic()
+        start = time.process_time()
         with Engine(settings) as engine:
             report = engine.derive(card_doc(m))
-        elapsed = time.monotonic() - start
+        elapsed = time.process_time() - start
     assert all(not a.complete for a in report.accesses)
     with_suggestions = [a for a in report.accesses if a.suggestions]
     assert len(with_suggestions) == MAX_SUGGESTED_ACCESSES
@@ -74,13 +75,13 @@ def test_skills_are_found_by_id_and_name_without_a_scan_per_access() -> None:
     """100,000 skills, 2,000 lookups by id and by name: a table lookup each, not a scan of every skill."""
     skills = [{"id": f"s{i}", "name": f"Skill {i}", "description": "d", "tags": []} for i in range(100_000)]
     index = build_index(make_spec(dumps(a2a_card(skills))), kind_hint=SpecKind.A2A)
-    start = time.monotonic()
+    start = time.process_time()
     for i in range(0, 100_000, 100):
         for name in (f"s{i}", f"Skill {i}"):
             res, op = rest_operation(path=name)
             found = resolve(res, op, index)
             assert found.entry.operation_id == f"s{i}"  # type: ignore[union-attr]
-    assert time.monotonic() - start < 10
+    assert time.process_time() - start < 10
 
 
 def test_a_card_of_25000_resources_derives_in_bounded_time(tmp_path: Path) -> None:
@@ -93,12 +94,12 @@ def test_a_card_of_25000_resources_derives_in_bounded_time(tmp_path: Path) -> No
     m["operations"] = [dict(o, id=f"o{i}", resource=f"r{i}") for i in range(n)]
     m["resource_accesses"] = [dict(a, id=f"a{i}", operation=f"o{i}") for i in range(n)]
     settings = Settings(cache_dir=tmp_path / "c", offline=True)
-    start = time.monotonic()
+    start = time.process_time()
     with Engine(settings) as engine:
         report = engine.derive(card_doc(m))
     assert len(report.accesses) == n
     assert report.accesses[-1].resource == f"r{n - 1}"
-    assert time.monotonic() - start < 40
+    assert time.process_time() - start < 40
 
 
 def test_a2a_footprints_are_derived_once_per_agent_not_per_access(tmp_path: Path) -> None:
@@ -119,10 +120,10 @@ def test_a2a_footprints_are_derived_once_per_agent_not_per_access(tmp_path: Path
                 doc["resourceAccessManifest"] = fan(srv.url(f"/agent{lvl + 1}.json"))
             srv.route(f"/agent{lvl}.json", body=dumps(doc))
         settings = Settings(cache_dir=tmp_path / "c", allow_private_network=True, timeout=10)
-        start = time.monotonic()
+        start = time.process_time()
         with Engine(settings) as engine:
             report = engine.derive(card_doc(fan(srv.url("/agent0.json"))))
-        elapsed = time.monotonic() - start
+        elapsed = time.process_time() - start
     doc = report.to_dict()
     size = len(json.dumps(doc))
     assert elapsed < 20, elapsed

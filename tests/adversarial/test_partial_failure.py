@@ -10,13 +10,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.httpserver import LocalHTTPServer
+from tests.support.httpserver import LocalHTTPServer, Reply, Request
 
 from .hostile import card_doc, dumps, manifest, openapi
 from .measure import TRACEBACK, child_env, run_ramscope
@@ -113,6 +113,11 @@ def test_one_unreachable_one_corrupt_one_oversize_of_five(tmp_path: Path) -> Non
 # --------------------------------------------------------------------------- signals
 
 
+#: How long a test waits for a child or a held response before failing: a guard against a hang,
+#: never reached by a passing run, so no result depends on how fast or loaded the machine is.
+HANG_GUARD = 300.0
+
+
 def _default_sigint() -> None:
     # Runs in the child before exec: an ignored SIGINT is inherited across exec, and Python installs
     # its KeyboardInterrupt handler only where SIGINT is at its default.
@@ -137,7 +142,7 @@ def test_the_child_gets_default_sigint_handling_even_when_the_runner_ignores_it(
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         proc = _spawn(["-c", probe])
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
         signal.signal(signal.SIGINT, previous)
     assert out == b"True\n", err
@@ -147,9 +152,18 @@ def test_the_child_gets_default_sigint_handling_even_when_the_runner_ignores_it(
 def test_signal_during_fetch_leaves_no_output_and_a_usable_cache(sig: int, code: int, tmp_path: Path) -> None:
     """Interrupted while a spec server is slow: exit 130/143 within seconds, no -o file, no temporary file;
     the next run over the same cache directory succeeds."""
+    # The slow spec is answered only after the process has exited (the gate), so it can only have
+    # exited because of the signal: nothing here depends on how fast the machine is.
+    gate, asked = threading.Event(), threading.Event()
+
+    def held(req: Request) -> Reply:
+        asked.set()
+        gate.wait(HANG_GUARD)
+        return Reply(200, dumps(openapi()), {"content-type": "application/json"})
+
     with LocalHTTPServer() as srv:
         srv.route("/fast.json", body=dumps(openapi()))
-        srv.route("/slow.json", body=dumps(openapi()), latency=30)
+        srv.route("/slow.json", handler=held)
         m = manifest(srv.url("/fast.json"))
         slow = manifest(srv.url("/slow.json"))["resources"][0]
         m["resources"].append(dict(slow, id="slow"))
@@ -160,13 +174,11 @@ def test_signal_during_fetch_leaves_no_output_and_a_usable_cache(sig: int, code:
         out.parent.mkdir()
         base = ["-m", "ramscope.cli", "--allow-private-network", "--cache-dir", str(tmp_path / "c")]
         proc = _spawn([*base, "--timeout", "60", "derive", str(card), "-o", str(out)])
-        while srv.hits("/slow.json") == 0:
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.02)
-        sent = time.monotonic()
+        assert asked.wait(HANG_GUARD), proc.communicate()
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
-        assert time.monotonic() - sent < 10
+        _, err = proc.communicate(timeout=HANG_GUARD)
+        assert not gate.is_set()  # exited while the slow spec was still unanswered
+        gate.set()
         assert proc.returncode == code, err
         assert TRACEBACK.encode() not in err
         assert list(out.parent.iterdir()) == []
@@ -182,7 +194,7 @@ real_fsync = os.fsync
 def slow_fsync(fd):
     # The temporary file is written and about to be renamed: say so, then linger.
     sys.stderr.write("@@writing@@\n"); sys.stderr.flush()
-    time.sleep(30)
+    time.sleep(600)  # held until the test signals it; never reached in full
     real_fsync(fd)
 os.fsync = slow_fsync
 from ramscope.cli import main
@@ -207,7 +219,7 @@ def test_signal_during_output_write_leaves_neither_output_nor_temp_file(sig: int
         assert line == b"@@writing@@\n", line + proc.communicate()[1]
         assert next(p.name for p in out.parent.iterdir()).endswith(".tmp")  # the write is under way
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=HANG_GUARD)
     assert proc.returncode == code, err
     assert TRACEBACK.encode() not in err
     assert list(out.parent.iterdir()) == []
@@ -218,12 +230,25 @@ def test_signal_during_output_write_leaves_neither_output_nor_temp_file(sig: int
 
 def test_sigkill_while_writing_a_large_spec_does_not_poison_the_cache(tmp_path: Path) -> None:
     """`ramscope fetch` of a 48 MiB spec, killed with SIGKILL at several moments while it downloads and
-    stores the body: every next run over the same cache gets the exact spec (a torn entry is never served)."""
+    stores the body: every next run over the same cache gets the exact spec (a torn entry is never served).
+
+    The server holds the body at a chosen byte (an event per kill point), so each kill lands while the
+    download is under way, however loaded the machine (issue 22: no test depends on timing or load)."""
     big = openapi()
     big["x-padding"] = ["p" * 1000] * (48 * 1024)
     body = dumps(big)
+    chunk = 64 * 1024
+    hold_at: list[int | None] = [None]  # the byte offset to hold the body at, for this round
+    held = threading.Event()  # the server reached it
+    release = threading.Event()  # the test has killed the process
+
+    def before_chunk(offset: int) -> None:
+        if hold_at[0] is not None and offset >= hold_at[0]:
+            held.set()
+            release.wait(HANG_GUARD)
+
     with LocalHTTPServer() as srv:
-        srv.route("/big.json", body=body)
+        srv.route("/big.json", body=body, chunk_size=chunk, before_chunk=before_chunk)
         card = tmp_path / "card.json"
         card.write_bytes(dumps(card_doc(manifest(srv.url("/big.json")))))
         cache = tmp_path / "c"
@@ -231,18 +256,19 @@ def test_sigkill_while_writing_a_large_spec_does_not_poison_the_cache(tmp_path: 
         clean = run_ramscope([*base[2:], "--cache-dir", str(tmp_path / "clean"), "derive", str(card)])
         assert clean.returncode == 0, clean.err
         expected = json.loads(clean.out)["specs"][0]["sha256"]
-        kills = 0
-        for delay in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8):
+        held_kills = 0
+        # Held at the first byte, after one chunk, half-way, one chunk short of the end.
+        for point in (0, chunk, len(body) // 2, len(body) - chunk):
+            hold_at[0] = point
+            held.clear()
+            release.clear()
             proc = _spawn([*base, "--refresh", "fetch", str(card)])
-            while srv.hits("/big.json") == 0 and proc.poll() is None:
-                time.sleep(0.002)
-            start = time.monotonic()
-            while time.monotonic() - start < delay and proc.poll() is None:
-                time.sleep(0.002)
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGKILL)
-                kills += 1
-            proc.communicate(timeout=30)
+            assert held.wait(HANG_GUARD), proc.communicate()
+            assert proc.poll() is None
+            proc.send_signal(signal.SIGKILL)
+            held_kills += 1
+            proc.communicate(timeout=HANG_GUARD)
+            release.set()
             # The next run, offline: either the cache holds the whole spec, or nothing (a miss, exit 3).
             offline = run_ramscope([*base[2:], "--offline", "derive", str(card)])
             assert TRACEBACK not in offline.err
@@ -251,8 +277,9 @@ def test_sigkill_while_writing_a_large_spec_does_not_poison_the_cache(tmp_path: 
             if offline.returncode == 0:
                 assert report["specs"][0]["sha256"] == expected
             _forget_requests(srv)
+        hold_at[0] = None
         after = run_ramscope([*base[2:], "derive", str(card)])
-    assert kills >= 3
+    assert held_kills == 4
     assert after.returncode == 0, after.err
     assert json.loads(after.out)["specs"][0]["sha256"] == expected
 

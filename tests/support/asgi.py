@@ -55,7 +55,7 @@ class ASGIServer:
 
     def start(self) -> ASGIServer:
         self._thread.start()
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 300  # a guard against a hang, never reached when the server starts
         while not self._server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
                 raise RuntimeError("the ASGI server did not start")

@@ -75,6 +75,9 @@ class Route:
     #: Omit Content-Length and use chunked encoding even for a plain body.
     chunked: bool = False
     handler: Callable[[Request], Reply] | None = None
+    #: Called with the number of body bytes sent so far before each chunk of a chunked body: a
+    #: test blocks it on an event to hold the download at a point it chooses (no sleeps).
+    before_chunk: Callable[[int], None] | None = None
 
 
 def ipv6_available() -> bool:
@@ -192,7 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif route.gzip:
             body = _gzip.compress(body)
             headers["content-encoding"] = "gzip"
-        if route.endless or route.chunk_delay or route.chunked:
+        if route.endless or route.chunk_delay or route.chunked or route.before_chunk:
             self._send_chunked(route, body, headers)
         else:
             self._send(route.status, body, headers)
@@ -220,6 +223,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if owner._stopping.is_set():
                     self.close_connection = True
                     return
+                if route.before_chunk is not None:
+                    route.before_chunk(i)
                 piece = body[i : i + size]
                 self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
                 self.wfile.flush()

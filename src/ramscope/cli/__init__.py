@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import io
 import os
 import signal
 import sys
@@ -212,7 +213,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> NoReturn:
     """The ``ramscope`` program (console script, ``python -m ramscope``): :func:`main`, then
-    :func:`_exit`."""
+    :func:`_exit`. Its stdout is checked (``_io.checked_stdio``): a write that does not go whole
+    (a full disk, the file size limit) is exit 2 with the reason, and a stdout it was started
+    without is an error to write to, not a traceback (issue 22)."""
+    from .._io import checked_stdio
+
+    checked_stdio()
     _exit(main())
 
 
@@ -227,14 +233,16 @@ def _exit(code: int) -> NoReturn:
     """
     try:
         sys.stdout.flush()
+    except BrokenPipeError:
+        pass  # the reader went away (``| head``): nothing more to say to it
     except (OSError, ValueError) as exc:
-        code = code or 120
+        code = EXIT_USAGE  # the output is incomplete, whatever the command found
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write(f"ramscope: error: could not write the output: {exc}\n")
     try:
         sys.stderr.flush()
     except (OSError, ValueError):
-        code = code or 120
+        code = code or EXIT_USAGE
     os._exit(code)
 
 
@@ -249,6 +257,9 @@ def _main(argv: list[str]) -> int:
     try:
         with _sigterm_unwinds():
             code: int = args._run(args)
+            # What is still buffered is part of the output: a failure to write it is this
+            # command's failure (exit 2, below), not something to find at exit.
+            sys.stdout.flush()
     except RamscopeError as exc:
         return fail(str(exc))
     except KeyboardInterrupt:
@@ -263,9 +274,12 @@ def _main(argv: list[str]) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except OSError as exc:
-        # Writing the output failed (a full disk, a device refusing it): a file given with -o says
-        # so as an OutputError, stdout the same way.
-        return fail(f"could not write the output: {exc}")
+        # Writing the output failed (a full disk, the file size limit, a closed stdout): a file
+        # given with -o says so as an OutputError, stdout the same way.
+        code = fail(f"could not write the output: {exc}")
+        # What stdout still buffers cannot be written either: dropped, not reported again at exit.
+        sys.stdout = io.StringIO()
+        return code
     return code
 
 

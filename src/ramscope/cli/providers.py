@@ -23,8 +23,10 @@ def _configure_universe(p: argparse.ArgumentParser) -> None:
         "action",
         choices=("show", "refresh"),
         help="show: the universes and catalogs in use and their versions; refresh: rebuild Google's "
-        "universe from its Discovery directory, or Microsoft Graph's catalog from Microsoft's newest "
-        "permissions.json, through the spec cache (online, or a cassette)",
+        "universe from its Discovery directory over https, or Microsoft Graph's catalog from Microsoft's "
+        "newest permissions.json, through the spec cache (not from a cassette); Google's refresh is all or "
+        "nothing: any failed document, or a result losing APIs or methods of the shipped universe, stores "
+        "nothing (exit 2) unless --force",
     )
     p.add_argument(
         "name",
@@ -33,8 +35,18 @@ def _configure_universe(p: argparse.ArgumentParser) -> None:
         default="google",
         help="the universe or catalog (default google)",
     )
-    p.add_argument("--directory", default=None, metavar="URL", help="the Discovery directory to read")
+    p.add_argument(
+        "--directory",
+        default=None,
+        metavar="URL",
+        help="the Discovery directory to read: only Google's, https://www.googleapis.com/discovery/v1/apis",
+    )
     p.add_argument("--url", default=None, metavar="URL", help="microsoft-graph: the permissions.json to read")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="refresh google: store the universe even if some documents failed or it loses APIs or methods",
+    )
     p.add_argument("--format", choices=("json", "text"), default="text")
 
 
@@ -46,12 +58,21 @@ def _run_universe(args: argparse.Namespace) -> int:
         return _refresh_catalog(args)
     with open_engine(args) as engine:
         if args.action == "refresh":
-            result = refresh_google(engine.store, directory=args.directory or GOOGLE_DIRECTORY)
+            from ..providers import GOOGLE
+
+            result = refresh_google(
+                engine.store,
+                directory=args.directory or GOOGLE_DIRECTORY,
+                force=args.force,
+                current=engine.universe(GOOGLE),
+            )
             u = result.universe
             doc: dict[str, Any] = {
                 "refreshed": u.summary(),
                 "documents": result.documents,
                 "failed": [{"url": url, "error": why} for url, why in result.failed],
+                "changes": result.changes.to_dict(),
+                "against_shipped": result.against_shipped.to_dict(),
             }
             for url, why in result.failed:
                 sys.stderr.write(f"ramscope: warning: {for_terminal(url)}: {for_terminal(why)}\n")
@@ -82,6 +103,8 @@ def _run_universe(args: argparse.Namespace) -> int:
             + (f" ({len(result.failed)} documents failed)" if result.failed else "")
             + "\n"
         )
+        for line in result.changes.lines():
+            sys.stdout.write(f"  {for_terminal(line)}\n")
         return EXIT_OK
     for item in doc["universes"]:
         origin = "refreshed" if item.get("refreshed") else "shipped"

@@ -41,11 +41,11 @@ from ..providers.reach import (
 from ..providers.universe import Universe
 from ..specs.model import FlowKind, OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from . import sources
+from .borrowing import described
 from .reach import CONFINED, Ranked, rank_by_reach
 from .records import (
     _alt_label,
     _credentials,
-    _descriptions,
     _requirements_json,
     _target_dict,
     _term_json,
@@ -212,7 +212,7 @@ class Choosing(RunState):
             complete=True,
             scopes=alt.scopes,
             credentials=_credentials(alt.atoms),
-            scope_descriptions=_descriptions(index, alt),
+            scope_descriptions=described(space, index, alt),
             blast_radius={
                 "granted_operations": local.bit_count(),
                 "spec_operations": grants.n_ops,

@@ -111,3 +111,15 @@ PROVIDER_DATA_SUSPECT = rule(
     "are stated and the consistent one is picked.",
     stage=_S,
 )
+PROVIDER_SCOPE_REDESCRIBED = rule(
+    "provider-scope-redescribed",
+    Severity.WARNING,
+    "A spec describes a provider's scope in other words than the provider: the provider's description is shown.",
+    stage=_S,
+)
+PROVIDER_SCOPE_BORROWED = rule(
+    "provider-scope-borrowed",
+    Severity.WARNING,
+    "A spec that is not the provider's asks for a scope of the provider's authorization server.",
+    stage=_S,
+)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..diagnostics import Diagnostic
 from ..manifest import (
     AccessNecessity,
     ResourceOwner,
@@ -19,9 +20,11 @@ from ..outputs.report import (
 from ..privilege import (
     Alternative,
     Atom,
+    GrantSpace,
     TierProblem,
     solve_tier,
 )
+from .borrowing import scope_warnings
 from .records import (
     _alt_label,
     _credentials,
@@ -39,6 +42,7 @@ class Tiers(RunState):
         bases: dict[str, frozenset[Atom]] = {name: frozenset() for name in IDENTITIES}
         prev_scopes: dict[str, set[str]] = {name: set() for name in IDENTITIES}
         out: dict[str, TierRecord] = {}
+        warned: set[tuple[str, str, str]] = set()
         for level, tier in enumerate(TIERS, start=1):
             members = [o for o in outcomes if _tier_level(o.access.necessity) <= level]
             per_identity: dict[str, IdentityTier] = {}
@@ -63,7 +67,9 @@ class Tiers(RunState):
                     method=sol.method,
                     combinations=sol.combinations,
                     choices=[self._tier_choice(o, sol.chosen.get(o.key), sol.atoms, below) for o in mine],
-                    permissions=_tier_permissions(sol.atoms, sol.chosen, mine, self.scope_info),
+                    permissions=_tier_permissions(
+                        sol.atoms, sol.chosen, mine, self.scope_info, space=space, warned=warned, diags=self.diags
+                    ),
                 )
                 prev_scopes[ident] = set(scopes)
             acks = sorted(
@@ -110,11 +116,20 @@ def _tier_permissions(
     chosen: Mapping[str, Alternative],
     outcomes: Sequence[Outcome],
     info: Mapping[str, Mapping[str, Any]],
+    *,
+    space: GrantSpace | None = None,
+    warned: set[tuple[str, str, str]] | None = None,
+    diags: list[tuple[Diagnostic, str | None]] | None = None,
 ) -> list[dict[str, Any]]:
     """Each atom of a tier's set with the provider's description and the accesses it serves: what a
-    consent screen shows, which is not each access's own choice when one scope covers several."""
+    consent screen shows, which is not each access's own choice when one scope covers several.
+
+    A scope of a known universe or catalog shows the provider's description, whatever the spec says;
+    a spec describing it otherwise, or not the provider's, earns a warning (``derive.borrowing``),
+    reported once per scope and spec (``warned``) into ``diags`` and kept on the permission."""
     served: dict[Atom, list[str]] = {a: [] for a in atoms}
     described: dict[Atom, str] = {}
+    warnings: dict[Atom, list[str]] = {}
     for o in outcomes:
         alt = chosen.get(o.key)
         if alt is None or o.grants is None:
@@ -123,8 +138,21 @@ def _tier_permissions(
         for atom in alt.atoms:
             if atom in served and o.access.id not in served[atom]:
                 served[atom].append(o.access.id)
-            if atom.is_scope and atom.scope in descriptions:
-                described.setdefault(atom, descriptions[atom.scope])
+            if not atom.is_scope or atom not in served:
+                continue
+            shown: str | None = descriptions.get(atom.scope)
+            if space is not None:
+                shown, found = scope_warnings(space, atom, o.grants.index, shown, o.access.loc.pointer)
+                for d in found:
+                    mine = warnings.setdefault(atom, [])
+                    if d.message not in mine:
+                        mine.append(d.message)
+                    key = (d.code, atom.scope, o.grants.index.url)
+                    if diags is not None and warned is not None and key not in warned:
+                        warned.add(key)
+                        diags.append((d, None))
+            if shown:
+                described.setdefault(atom, shown)
     return [
         {
             "scope": a.scope or None,
@@ -136,6 +164,8 @@ def _tier_permissions(
             "name": info.get(a.scope, {}).get("name") if a.is_scope else None,
             "admin_consent": bool(info.get(a.scope, {}).get("admin_consent")) if a.is_scope else False,
         }
+        # Only where there is one: most permissions have none.
+        | ({"warning": " ".join(warnings[a])} if a in warnings else {})
         for a in sorted(atoms)
     ]
 

@@ -186,6 +186,8 @@ def _merge(
     entry["accesses"] += [a for a in accesses if a not in entry["accesses"]]
     if entry["description"] is None:
         entry["description"] = perm["description"]
+    if perm.get("warning") and not entry.get("warning"):
+        entry["warning"] = perm["warning"]
 
 
 def _spec_summary(spec: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -274,7 +276,8 @@ def _permission_rows(r: Mapping[str, Any]) -> list[dict[str, Any]]:
             p,
             label=p.get("name") or p["scope"],
             what=(p["description"] or "(no description)")
-            + (" An administrator of your organisation must approve it." if p.get("admin_consent") else ""),
+            + (" An administrator of your organisation must approve it." if p.get("admin_consent") else "")
+            + (f" Warning: {p['warning']}" if p.get("warning") else ""),
         )
         for p in r["permissions"]
     ]

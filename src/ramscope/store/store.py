@@ -277,6 +277,12 @@ class SpecStore:
             except OSError as exc:
                 raise InputError(f"cannot write the cassette: {exc}", source=str(self._cassette.path)) from None
 
+    @property
+    def replaying(self) -> bool:
+        """Whether a cassette is this run's network. Its answers serve this run only: none is stored
+        in the cache, where a later run (another cassette, or online) would read it first."""
+        return self._cassette is not None and not self.settings.record
+
     def register_fetcher(self, kind: SpecKind, fetcher: Fetcher) -> None:
         """Use ``fetcher`` for specs of ``kind`` in this store (overrides the registry)."""
         self._fetchers[kind] = fetcher
@@ -482,7 +488,7 @@ class SpecStore:
         now = self._clock()
         if ex.status == 304 and conditional and entry is not None:
             return self._revalidated(entry, ex, now, diags)
-        if use_cache and ex.ok and ex.complete:
+        if use_cache and ex.ok and ex.complete and not self.replaying:
             storable, expires_at = freshness(
                 ex.headers, now=now, default_ttl=self.settings.cache_ttl, max_ttl=self._max_ttl
             )
@@ -689,7 +695,7 @@ class SpecStore:
         storable, expires_at = freshness(
             ex.headers, now=now, default_ttl=self.settings.cache_ttl, max_ttl=self._max_ttl
         )
-        if storable:
+        if storable and not self.replaying:
             self._save(key, ex, media_type=result.media_type, expires_at=expires_at)
         return self._spec_from(url, kind, ex, result.media_type)
 
@@ -1047,7 +1053,10 @@ class SpecStore:
             last_modified=merged.get("last-modified", meta.get("last_modified")),
         )
         sha = meta.get("sha256")
-        self._cache_store().save(entry.key, meta, entry.body, body_sha256=str(sha) if isinstance(sha, str) else None)
+        if not self.replaying:  # a cassette's 304 vouches for the entry in this run only
+            self._cache_store().save(
+                entry.key, meta, entry.body, body_sha256=str(sha) if isinstance(sha, str) else None
+            )
         return self._from_entry(CacheEntry(entry.key, meta, entry.body), diags, {"revalidated": True})
 
     # ------------------------------------------------------------------ internals: bookkeeping
