@@ -25,6 +25,7 @@ from mcp_types import ToolAnnotations
 from starlette.responses import JSONResponse
 
 from ramscope.config import Settings
+from ramscope.errors import OfflineMissError
 from ramscope.resolve import Target, resolve
 from ramscope.specs import SchemeRequirement, SchemeType, SpecIndex, SpecKind, build_index, load_index
 from ramscope.specs.mcp import OAUTH_SCHEME
@@ -331,10 +332,11 @@ def test_oauth_server_tool_is_unverified_but_carries_the_credential(
 # --------------------------------------------------------------------------- cache and cassettes
 
 
-def test_capture_is_cached_and_replays_from_a_recording(
+def test_capture_replays_from_a_recording_and_does_not_outlive_it(
     sse_server: ASGIServer, make_settings: MakeSettings, tmp_path: Path
 ) -> None:
-    """Recorded once, the conversation replays byte for byte; the capture is cached, so a second run asks nothing."""
+    """Recorded once, the conversation replays byte for byte; a cassette is the network of the run that
+    names it, so its answers are not cached for a later run (issue 22 item 7)."""
     url = sse_server.url("/legacy/mcp")
     cassette = tmp_path / "mcp.yaml"
     recorded, _, _ = _capture(make_settings(cassette=cassette, record=True, cache_dir=tmp_path / "rec"), url)
@@ -346,14 +348,16 @@ def test_capture_is_cached_and_replays_from_a_recording(
     assert issued
     assert not any(sid in text for sid in issued)
     assert "redacted-by-ramscope" in text
-    replayed, index, origin = _capture(make_settings(cassette=cassette, cache_dir=tmp_path / "replay"), url)
+    before = len(sse_server.requests)
+    replayed, _, origin = _capture(make_settings(cassette=cassette, cache_dir=tmp_path / "replay"), url)
     assert origin is Origin.CASSETTE
     assert replayed == recorded
-    before = len(sse_server.requests)
-    with SpecStore(make_settings(cache_dir=tmp_path / "replay", offline=True)) as store:
-        again = load_index(url, store, kind_hint=SpecKind.MCP)
-    assert again.sha256 == index.sha256
-    assert len(sse_server.requests) == before
+    assert len(sse_server.requests) == before  # the replay asked the server nothing
+    with (
+        SpecStore(make_settings(cache_dir=tmp_path / "replay", offline=True)) as store,
+        pytest.raises(OfflineMissError),
+    ):
+        load_index(url, store, kind_hint=SpecKind.MCP)
 
 
 # --------------------------------------------------------------------------- tools hidden behind authorization
