@@ -216,26 +216,8 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
     use_defaults = doc.get("use_default_excludes", True)
     if not isinstance(use_defaults, bool):
         raise PolicyError("expected true or false", source=source, pointer="/use_default_excludes")
-    raw_pins = doc.get("pin", [])
-    if not isinstance(raw_pins, list):
-        raise PolicyError("expected an array of tables ([[pin]])", source=source, pointer="/pin")
     pins: list[Pin] = []
-    for i, raw in enumerate(raw_pins):
-        where = f"/pin/{i}"
-        if not isinstance(raw, dict):
-            raise PolicyError("expected a table", source=source, pointer=where)
-        bad = sorted(set(raw) - _PIN_KEYS)
-        if bad:
-            raise PolicyError(
-                f"unknown key {bad[0]!r}; expected one of {', '.join(sorted(_PIN_KEYS))}",
-                source=source,
-                pointer=f"{where}/{bad[0]}",
-            )
-        for key in ("access", "operation", "scheme", "reason"):
-            if not isinstance(raw.get(key, ""), str):
-                raise PolicyError("expected a string", source=source, pointer=f"{where}/{key}")
-        if bool(raw.get("access")) == bool(raw.get("operation")):
-            raise PolicyError("a pin names exactly one of 'access' or 'operation'", source=source, pointer=where)
+    for where, raw in _tables(doc, "pin", _PIN_KEYS, ("access", "operation"), ("scheme", "reason"), source):
         scopes = raw.get("scopes")
         if not isinstance(scopes, list) or not all(isinstance(s, str) and s for s in scopes):
             raise PolicyError(
@@ -265,31 +247,14 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
         catalog_for,
         accounts,
         allow_admin,
-        _slices(doc.get("slice", []), source),
+        _slices(doc, source),
         github,
     )
 
 
-def _slices(raw: Any, source: str) -> tuple[SliceOptIn, ...]:
-    if not isinstance(raw, list):
-        raise PolicyError("expected an array of tables ([[slice]])", source=source, pointer="/slice")
+def _slices(doc: Mapping[str, Any], source: str) -> tuple[SliceOptIn, ...]:
     out: list[SliceOptIn] = []
-    for i, item in enumerate(raw):
-        where = f"/slice/{i}"
-        if not isinstance(item, dict):
-            raise PolicyError("expected a table", source=source, pointer=where)
-        bad = sorted(set(item) - _SLICE_KEYS)
-        if bad:
-            raise PolicyError(
-                f"unknown key {bad[0]!r}; expected one of {', '.join(sorted(_SLICE_KEYS))}",
-                source=source,
-                pointer=f"{where}/{bad[0]}",
-            )
-        for key in ("access", "resource", "reason"):
-            if not isinstance(item.get(key, ""), str):
-                raise PolicyError("expected a string", source=source, pointer=f"{where}/{key}")
-        if bool(item.get("access")) == bool(item.get("resource")):
-            raise PolicyError("a slice names exactly one of 'access' or 'resource'", source=source, pointer=where)
+    for where, item in _tables(doc, "slice", _SLICE_KEYS, ("access", "resource"), ("reason",), source):
         scopes = item.get("scopes")
         if not isinstance(scopes, list) or not scopes or not all(isinstance(g, str) and g for g in scopes):
             raise PolicyError(
@@ -299,6 +264,42 @@ def _slices(raw: Any, source: str) -> tuple[SliceOptIn, ...]:
             )
         out.append(SliceOptIn(tuple(scopes), item.get("access", ""), item.get("resource", ""), item.get("reason", "")))
     return tuple(out)
+
+
+def _tables(
+    doc: Mapping[str, Any],
+    key: str,
+    allowed: set[str],
+    one_of: tuple[str, str],
+    strings: tuple[str, ...],
+    source: str,
+) -> list[tuple[str, dict[str, Any]]]:
+    """The ``[[key]]`` entries, each with its pointer, checked: tables of known keys, string fields,
+    naming exactly one of ``one_of``."""
+    raw = doc.get(key, [])
+    if not isinstance(raw, list):
+        raise PolicyError(f"expected an array of tables ([[{key}]])", source=source, pointer=f"/{key}")
+    out: list[tuple[str, dict[str, Any]]] = []
+    for i, item in enumerate(raw):
+        where = f"/{key}/{i}"
+        if not isinstance(item, dict):
+            raise PolicyError("expected a table", source=source, pointer=where)
+        bad = sorted(set(item) - allowed)
+        if bad:
+            raise PolicyError(
+                f"unknown key {bad[0]!r}; expected one of {', '.join(sorted(allowed))}",
+                source=source,
+                pointer=f"{where}/{bad[0]}",
+            )
+        for field_name in (*one_of, *strings):
+            if not isinstance(item.get(field_name, ""), str):
+                raise PolicyError("expected a string", source=source, pointer=f"{where}/{field_name}")
+        if bool(item.get(one_of[0])) == bool(item.get(one_of[1])):
+            raise PolicyError(
+                f"a {key} names exactly one of {one_of[0]!r} or {one_of[1]!r}", source=source, pointer=where
+            )
+        out.append((where, item))
+    return out
 
 
 def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str, str]:
