@@ -367,6 +367,9 @@ class _SSEChannel:
         self.items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self.stop = threading.Event()
         self.waiting: dict[Any, Any] = {}
+        #: The ids of the requests posted on this stream's endpoint: only an answer to one of them can
+        #: end the stream (added before each POST, so before its answer can arrive).
+        self.sent: set[int] = set()
         self.ended: Exchange | None = None
         self.endpoint: str | None = None
         self._thread: threading.Thread | None = None
@@ -383,7 +386,7 @@ class _SSEChannel:
         def until(piece: bytes) -> bool:
             for ev in decoder.feed(piece):
                 self.items.put(("event", ev))
-                if _ends_conversation(ev):
+                if _ends_conversation(ev, self.sent):
                     self.stop.set()
             return self.stop.is_set()
 
@@ -446,7 +449,9 @@ class _SSEChannel:
             if _find_response(msg, req_id) is not None:
                 hit: dict[str, Any] = _find_response(msg, req_id) or {}
                 return hit
-            answer_to_another = isinstance(msg, dict) and "method" not in msg and isinstance(msg.get("id"), int)
+            rid = msg.get("id") if isinstance(msg, dict) else None
+            # JSON-RPC ids are strings or numbers: `true` is neither, though Python takes it for the int 1.
+            answer_to_another = isinstance(msg, dict) and "method" not in msg and type(rid) is int
             if answer_to_another and len(self.waiting) < MAX_PAGES:  # kept for its turn
                 assert isinstance(msg, dict)
                 self.waiting[msg["id"]] = msg
@@ -458,10 +463,14 @@ class _SSEChannel:
             self._thread.join(timeout=min(1.0, max(self.conv.time_left(), 0.0)))
 
 
-def _ends_conversation(ev: Any) -> bool:
+def _ends_conversation(ev: Any, sent: set[int]) -> bool:
     msg = _loads(ev.data) if ev.data else None
     if not isinstance(msg, dict) or "method" in msg or "id" not in msg:
         return False
+    rid = msg["id"]
+    if isinstance(rid, bool) or not any(rid in (i, str(i)) for i in sent):
+        # An answer to no request of ours (an id never sent, or `true`, which Python takes for 1).
+        return rid is None and "error" in msg
     if "error" in msg:
         return True
     result = msg.get("result")
@@ -516,6 +525,8 @@ class _Conversation:
         req_id = body.get("id")
         if self.channel is not None and self.channel.endpoint is not None:
             # HTTP+SSE: the POST is accepted (202) and the response comes on the event stream.
+            if isinstance(req_id, int):
+                self.channel.sent.add(req_id)
             ex = self._exchange(
                 step, "POST", self.channel.endpoint, headers={"accept": _ACCEPT_RPC, **headers}, body=dict(body)
             )
