@@ -7,47 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpcore
 import pytest
 
-from ramscope.config import Settings
 from ramscope.errors import BlockedURLError, FetchError
-from ramscope.store import AddressPolicy, GuardedTransport, SpecStore
+from ramscope.store import AddressPolicy
 from ramscope.store.guard import AddressBlockedError
+from tests.test_store_guard import _store  # the spy resolver and connector, refusing every connection
 
 URL = "https://specs.attacker.test/openapi.json"
 HINT = " (--allow-private-network lifts this check)"
-
-
-class Answers:
-    """A resolver answering ``addresses`` for every host."""
-
-    def __init__(self, addresses: list[str]) -> None:
-        self.addresses = addresses
-        self.calls: list[tuple[str, int]] = []
-
-    def resolve(self, host: str, port: int) -> list[str]:
-        self.calls.append((host, port))
-        return list(self.addresses)
-
-
-class NoConnection:
-    """Records connection attempts and makes none."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, int]] = []
-
-    def __call__(self, ip: str, port: int, timeout: float | None) -> httpcore.NetworkStream:
-        self.calls.append((ip, port))
-        raise httpcore.ConnectError("spy: no real connection is made")
-
-
-def _store(tmp_path: Path, answers: list[str], *, allow: bool) -> tuple[SpecStore, Answers, NoConnection]:
-    resolver, connector = Answers(answers), NoConnection()
-    policy = AddressPolicy(allow_private=allow)
-    settings = Settings(cache_dir=tmp_path / "cache", allow_private_network=allow, timeout=5.0)
-    transport = GuardedTransport(policy, resolver=resolver, connector=connector)
-    return SpecStore(settings, transport=transport, policy=policy), resolver, connector
 
 
 ZONED = [
