@@ -302,6 +302,17 @@ class _Reader:
             raise SpecError("unsupported spec: GraphQL SDL with a name longer than 256 characters")
         return tok.value
 
+    def names(self, sep: str) -> list[str]:
+        """``A | B | C`` (or with ``&``), a leading separator allowed, as SDL writes directive
+        locations, implemented interfaces and union members."""
+        if self.is_(sep):
+            self.i += 1
+        out = [self.expect_name()]
+        while self.is_(sep):
+            self.i += 1
+            out.append(self.expect_name())
+        return out
+
     def skip_balanced(self) -> None:
         """Skip a bracketed group starting at the current ``(``, ``[`` or ``{``."""
         depth = 0
@@ -404,23 +415,13 @@ def parse_sdl(text: str) -> GqlSchema:
                 r.i += 1
             if r.is_("on"):
                 r.i += 1
-                if r.is_("|"):
-                    r.i += 1
-                r.expect_name()
-                while r.is_("|"):
-                    r.i += 1
-                    r.expect_name()
+                r.names("|")
             continue
         name = r.expect_name()
         if word in ("type", "interface"):
             if r.is_("implements"):
                 r.i += 1
-                if r.is_("&"):
-                    r.i += 1
-                r.expect_name()
-                while r.is_("&"):
-                    r.i += 1
-                    r.expect_name()
+                r.names("&")
             r.directives()
             gt = types.get(name)
             if gt is None:
@@ -449,12 +450,7 @@ def parse_sdl(text: str) -> GqlSchema:
         r.directives()
         if word == "union" and r.is_("="):
             r.i += 1
-            if r.is_("|"):
-                r.i += 1
-            r.expect_name()
-            while r.is_("|"):
-                r.i += 1
-                r.expect_name()
+            r.names("|")
         elif r.is_("{"):
             r.skip_balanced()
     for role in ROOTS:
