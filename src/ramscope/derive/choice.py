@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -431,14 +431,9 @@ class Choosing(RunState):
         if not picked or any(r.level.name != "READ" for r in picked):
             return choice
         families = {permission_family(r.scope) for r in picked}
-        writers = [
-            alt
-            for alt, _why in ranked.set_aside
-            if alt.scopes
-            and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
-            and all(permission_family(s) in families for s in alt.scopes)
-        ]
-        better = choose_least_privilege(space, writers, api=api) if writers else None
+        better = _set_aside_writer(
+            ranked, space, api, lambda alt: all(permission_family(s) in families for s in alt.scopes)
+        )
         self.diags.append(
             (
                 PROVIDER_DATA_SUSPECT(
@@ -472,14 +467,7 @@ class Choosing(RunState):
         picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
         if not picked or any(r.level.name != "READ" for r in picked) or space.is_home(choice.alternative, api):
             return choice
-        writers = [
-            alt
-            for alt, _why in ranked.set_aside
-            if alt.scopes
-            and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
-            and space.is_home(alt, api)
-        ]
-        better = choose_least_privilege(space, writers, api=api) if writers else None
+        better = _set_aside_writer(ranked, space, api, lambda alt: space.is_home(alt, api))
         self.diags.append(
             (
                 PROVIDER_DATA_SUSPECT(
@@ -798,6 +786,21 @@ _READ_ACTION = re.compile(
 )
 #: A scheme whose own description says an administrator authorizes it (Dropbox's team token).
 _ADMIN_SCHEME = re.compile(r"\b(?:by|as) an? (?:team |organi[sz]ation )?administrator\b", re.IGNORECASE)
+
+
+def _set_aside_writer(
+    ranked: Ranked, space: GrantSpace, api: str | None, keep: Callable[[Alternative], bool]
+) -> Choice | None:
+    """The least of the write permissions the ranking set aside for a listed read, among those ``keep``
+    accepts (the read's family, or the access's own API): what a suspect read is read as."""
+    writers = [
+        alt
+        for alt, _why in ranked.set_aside
+        if alt.scopes
+        and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
+        and keep(alt)
+    ]
+    return choose_least_privilege(space, writers, api=api) if writers else None
 
 
 def _api_of(space: GrantSpace, entry: OperationEntry) -> str | None:
