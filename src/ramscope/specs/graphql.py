@@ -17,8 +17,10 @@ Where the requirements come from, in order:
    mutations"); what follows "Also:" (a staff member's permissions, not the token's) is kept as a
    note. Text the grammar cannot read leaves the field undetermined, with a finding, never a guess.
 2. **A provider catalog** keyed by root field, for a schema that says nothing (Linear:
-   ``providers/data/linear.graphql.json``, each entry with its source page), matched by the spec's
-   URL.
+   ``providers/data/linear.graphql.json``; monday.com: ``monday.graphql.json``, compiled from
+   ``vendor/monday/catalog.json``; each entry with its source page), matched by the spec's URL. A
+   catalog may list root fields it leaves undetermined with the reason (monday.com's page names no
+   scope for them) and notes on the provider's tokens (``graphql-catalog-note``).
 3. Otherwise undetermined (``security-undeclared``), never "needs nothing".
 
 The SDL reader is this module's own: a tokenizer and an iterative reader of the definitions it
@@ -59,6 +61,7 @@ from .refs import RefLoader
 
 __all__ = [
     "GRAPHQL_ACCESS_UNREAD",
+    "GRAPHQL_CATALOG_NOTE",
     "MAX_SDL_BYTES",
     "MAX_SDL_TOKENS",
     "ROOTS",
@@ -93,6 +96,12 @@ GRAPHQL_ACCESS_UNREAD = rule(
     "graphql-access-unread",
     Severity.WARNING,
     "A GraphQL field's or type's requiredAccess text does not read as access scopes: what it needs is unknown.",
+    stage="spec",
+)
+GRAPHQL_CATALOG_NOTE = rule(
+    "graphql-catalog-note",
+    Severity.INFO,
+    "A GraphQL schema's provider catalog carries the provider's word on its tokens (what a personal token may do).",
     stage="spec",
 )
 
@@ -614,6 +623,10 @@ class GraphQLCatalog:
     defaults: Mapping[str, tuple[tuple[tuple[str, ...], ...], str, str]]
     #: Root fields whose own description a rule reads ("admin"): pattern -> (alternatives, source, why).
     description_rules: tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], ...], str, str], ...] = ()
+    #: Root fields the provider's pages leave without a scope: label -> (reason, source page).
+    undetermined: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    #: The provider's word on its tokens: (message, source page).
+    notes: tuple[tuple[str, str], ...] = ()
 
     def lookup(self, role: str, label: str, description: str) -> tuple[tuple[tuple[str, ...], ...], str, str] | None:
         hit = self.fields.get(label)
@@ -655,6 +668,8 @@ def graphql_catalogs() -> tuple[GraphQLCatalog, ...]:
                     (re.compile(r["description"]), _alts(r["alternatives"]), r["source"], r.get("why", ""))
                     for r in doc.get("description_rules", ())
                 ),
+                undetermined={k: (str(v["reason"]), str(v["source"])) for k, v in doc.get("undetermined", {}).items()},
+                notes=tuple((str(n["message"]), str(n["source"])) for n in doc.get("notes", ())),
             )
         )
     return tuple(out)
@@ -779,7 +794,8 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
     else:
         endpoint = catalog.endpoint if catalog else "/graphql"
     entries: list[OperationEntry] = []
-    silent: list[tuple[str, str]] = []
+    #: (pointer, label, why its requirements are unknown: "" for "the schema states none")
+    silent: list[tuple[str, str, str]] = []
     shopify_scopes: list[str] = []
     for role in ROOTS:
         type_name = schema.roots.get(role)
@@ -819,7 +835,7 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
                         shopify_scopes.extend(s for a in reading.alternatives for s in a)
                         source = where
                 else:
-                    silent.append((ptr, label))
+                    silent.append((ptr, label, ""))
             elif catalog is not None:
                 hit = catalog.lookup(role, label, f.description)
                 if hit is not None:
@@ -830,7 +846,15 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
                     if why:
                         extra["why"] = why
                 else:
-                    silent.append((ptr, label))
+                    reason, page = catalog.undetermined.get(label) or (
+                        f"the {catalog.name} catalog gives it no scope: no page of the provider's that it was compiled "
+                        "from names one",
+                        "",
+                    )
+                    extra["undetermined"] = reason
+                    if page:
+                        extra["source_page"] = page
+                    silent.append((ptr, label, reason))
             entries.append(
                 OperationEntry(
                     key=label,
@@ -858,14 +882,19 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
             )
         )
     else:
-        for ptr, label in silent:
+        for ptr, label, reason in silent:
             diags.append(
                 SECURITY_UNDECLARED(
                     ptr,
-                    f"{label} states no required access, on the field or its return type: what it needs is unknown, "
-                    "not nothing",
+                    f"{label}: {reason}: what it needs is unknown, not nothing"
+                    if reason
+                    else f"{label} states no required access, on the field or its return type: what it needs is "
+                    "unknown, not nothing",
                 )
             )
+    if catalog is not None:
+        for message, page in catalog.notes:
+            diags.append(GRAPHQL_CATALOG_NOTE("", f"{catalog.name}: {message} ({page})", data={"source": page}))
     schemes: tuple[SecurityScheme, ...] = ()
     if has_access and shopify_scopes:
         schemes = (_shopify_scheme(shopify_scopes, customer=customer),)
@@ -892,5 +921,10 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
             "endpoint": endpoint,
             "form": schema.form,
             **({"catalog": f"{catalog.name}@{catalog.version}"} if catalog else {}),
+            **(
+                {"provider_notes": [{"message": m, "source": s} for m, s in catalog.notes]}
+                if catalog is not None and catalog.notes
+                else {}
+            ),
         },
     )
