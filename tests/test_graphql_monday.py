@@ -49,6 +49,8 @@ def _scope(scope: str) -> tuple[tuple[SchemeRequirement, ...], ...]:
         ("Mutation.create_notification", "notifications:write", "notification"),
         ("Mutation.create_webhook", "webhooks:write", "webhooks"),
         ("Mutation.create_team", "teams:write", "teams"),
+        ("Mutation.create_department", "departments:write", "departments"),
+        ("Mutation.backfill_items", "boards:write", "backfill-items-api-reference"),
     ],
 )
 def test_each_root_field_gets_the_scope_its_page_states(label: str, scope: str, page: str) -> None:
@@ -86,7 +88,6 @@ def test_the_schema_is_read_as_graphql_with_monday_oauth() -> None:
         ("Query.complexity", "the complexity page names no scope"),
         ("Mutation.clear_item_updates", "pages disagree"),
         ("Mutation.update_users_role", "only admins can use it"),
-        ("Mutation.create_department", "no page of the provider's that it was compiled from names one"),
         ("Mutation.create_form", "no page of the provider's that it was compiled from names one"),
     ],
 )
@@ -102,6 +103,28 @@ def test_a_field_no_page_gives_a_scope_is_undetermined_with_its_reason(label: st
     assert diag.message.startswith(f"{label}: ")
     assert reason in diag.message
     assert diag.message.endswith("what it needs is unknown, not nothing")
+
+
+def test_what_the_page_says_beside_the_scope_is_kept() -> None:
+    """Admin-only and account-permission remarks ride along in the hints' why; they are no scope."""
+    ix = _monday()
+    backfill, department = ix.operation("Mutation.backfill_items"), ix.operation("Mutation.create_department")
+    assert backfill is not None
+    assert department is not None
+    assert backfill.extra["why"] == "backfill items: Required scope: boards:write (account admin only)"
+    assert department.extra["why"] == (
+        "departments: Required scope: departments:write (Enterprise plans; account-level permission "
+        "manage_account_users_permission)"
+    )
+
+
+def test_a_field_that_needs_only_a_token_is_a_token_with_no_scope() -> None:
+    """template_installation_status: "none beyond a valid API token", so a monday token, no particular scope."""
+    op = _monday().operation("Query.template_installation_status")
+    assert op is not None
+    assert op.requirements == ((SchemeRequirement("monday_oauth2", ()),),)
+    assert op.extra["why"] == "templates: Required scope: none beyond a valid API token"
+    assert op.extra["source_page"] == REF + "templates"
 
 
 def test_personal_tokens_carry_every_scope_and_say_so() -> None:
@@ -155,7 +178,7 @@ def test_the_shipped_catalog_is_the_vendor_file_compiled() -> None:
     shipped = (ROOT / "src" / "ramscope" / "providers" / "data" / "monday.graphql.json").read_bytes()
     assert build_graphql_hand(ROOT / "vendor" / "monday") == shipped
     doc = orjson.loads(shipped)
-    assert (len(doc["fields"]), len(doc["undetermined"]), doc["defaults"]) == (76, 44, {})
+    assert (len(doc["fields"]), len(doc["undetermined"]), doc["defaults"]) == (106, 44, {})
     assert all(e["source"].startswith(REF) for e in doc["fields"].values())
 
 
@@ -187,6 +210,8 @@ def _obj(page: str, fields: dict[str, str]) -> dict[str, Any]:
         ),
         ({"objects": [_obj("items", {"Mutation.x": "items:admin"})]}, "which the scheme does not list"),
         ({"objects": [_obj("items", {"create_item": "boards:write"})]}, "is not a root field label"),
+        ({"objects": [dict(_obj("items", {"Mutation.x": "boards:write"}), notes={"Mutation.y": "admins"})]},
+         "has notes on fields it does not list"),
     ],
 )  # fmt: skip
 def test_the_compiler_refuses_a_catalog_that_would_guess(tmp_path: Path, changes: dict[str, Any], message: str) -> None:

@@ -13,10 +13,12 @@ The hand file::
      "scheme": {"name", "type": "oauth2", "description", "flows": [...]},
      "scopes": [[scope, description], ...],
      "notes": [{"message", "source"}],              # the provider's word on its tokens
-     "objects": [{"object", "page", "fields": {"Query.boards": "boards:read", ...}}],
+     "objects": [{"object", "page", "fields": {"Query.boards": "boards:read", ...},
+                  "notes": {"Mutation.x": "account admin only"}}],  # the page's word beside the scope
      "undetermined": {"Mutation.x": {"reason", "source"}}}
 
-Each object names the page its scopes are read from; a root field listed by two objects must get
+A field's scope ``""`` is the page's "none beyond a valid API token": a token of the scheme with no
+particular scope. Each object names the page its scopes are read from; a root field listed by two objects must get
 the same scope from both (where the provider's pages disagree, the field belongs in
 ``undetermined`` with the reason, not in either object). The compiled catalog has no defaults: a
 root field no page gives a scope stays undetermined, never "needs nothing", never guessed from its
@@ -45,12 +47,18 @@ def _compile(doc: dict[str, Any], name: str) -> dict[str, Any]:
     fields: dict[str, dict[str, Any]] = {}
     for obj in doc["objects"]:
         page, what = str(obj["page"]), str(obj["object"])
+        notes = {str(k): str(v) for k, v in obj.get("notes", {}).items()}
+        stray = sorted(set(notes) - set(obj["fields"]))
+        if stray:
+            raise CatalogError(f"{name}: {what} has notes on fields it does not list: {stray}")
         for label, scope in obj["fields"].items():
             if not _LABEL.fullmatch(label):
                 raise CatalogError(f"{name}: {label!r} is not a root field label (Query.x / Mutation.x)")
-            if scope not in known:
+            if scope and scope not in known:
                 raise CatalogError(f"{name}: {label} names the scope {scope!r}, which the scheme does not list")
-            entry = {"alternatives": [[scope]], "source": page, "why": f"{what}: Required scope: {scope}"}
+            said = scope or "none beyond a valid API token"
+            why = f"{what}: Required scope: {said}" + (f" ({notes[label]})" if label in notes else "")
+            entry = {"alternatives": [[scope] if scope else []], "source": page, "why": why}
             prev = fields.get(label)
             if prev is not None and prev["alternatives"] != entry["alternatives"]:
                 raise CatalogError(
