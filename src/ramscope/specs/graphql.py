@@ -15,7 +15,9 @@ Where the requirements come from, in order:
    clause is read by a small grammar (``a``, ``a or b``, ``a, b or c``, ``any of a, b``, ``a as well
    as any of b, c``, ``a and (b or c)``, Shopify's "`x` for queries and both `x` as well as `y` for
    mutations"); what follows "Also:" (a staff member's permissions, not the token's) is kept as a
-   note. Text the grammar cannot read leaves the field undetermined, with a finding, never a guess.
+   note. A scope family ("`shipping` access scopes") is its read scope in a query and its write scope in
+   a mutation, only for the families a cited shopify.dev page pairs with their scopes. Text the grammar
+   cannot read leaves the field undetermined, with a finding, never a guess.
 2. **A provider catalog** keyed by root field, for a schema that says nothing (Linear:
    ``providers/data/linear.graphql.json``, each entry with its source page), matched by the spec's
    URL.
