@@ -142,6 +142,19 @@ def test_notion_other_operations(
     assert a.scopes == scopes
 
 
+def test_notion_users_without_email_is_offered_not_a_coin_toss(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Listing Notion users: user information with email is picked and without email offered as narrower
+    (the same users, fewer fields), never an "ambiguous" tie between the two capabilities."""
+    report, a = one(derive, server, "/notion.json", "get-users")
+    assert a.scopes == ["read_user_with_email"]
+    assert a.choice["ambiguous"] is False
+    assert [n["scopes"] for n in a.choice["narrower"]] == [["read_user_without_email"]]
+    assert a.choice["narrower"][0]["limits"] == ["no email addresses: users come back without their email"]
+    assert "ambiguous-scope-choice" not in codes(report)
+
+
 def test_notion_agent_uses_the_internal_integration(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """An AGENT reads a page with an internal integration's read-content capability."""
     _, a = one(derive, server, "/notion.json", "retrieve-a-page", "AGENT")
