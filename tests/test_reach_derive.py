@@ -240,6 +240,21 @@ def test_sentry_bearer_scopes_are_any_one_of(derive: Callable[..., Report], serv
     assert a.requirements_source == "quirk:sentry any-of"
 
 
+@pytest.mark.parametrize(
+    ("op", "write"),
+    [("deleteOrganizationDetector", ["alerts:write"]), ("createOrganizationDashboard", ["org:write"])],
+)
+def test_sentry_write_listing_org_read_picks_a_write_scope(
+    derive: Callable[..., Report], server: LocalHTTPServer, op: str, write: list[str]
+) -> None:
+    """Sentry lists org:read among the ways to delete a detector or create a dashboard (a setting may let
+    members write alerts); the pick is the least listed write scope, with both readings stated."""
+    report, a = one(derive, server, "/shapes-sentry.json", op)
+    assert a.scopes == write
+    (d,) = [d for d, _ in report.diagnostics if d.code == "provider-data-suspect"]
+    assert d.data == {"read": ["org:read"], "write": write}
+
+
 def test_salesforce_is_not_expressible(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """A Salesforce API: least privilege is not expressible in the token, said as a warning with its source."""
     report, a = one(derive, server, "/shapes-salesforce.json", "query", "AGENT")
