@@ -92,6 +92,10 @@ def test_zoom_levels_by_suffix_only_on_zooms_servers() -> None:
     assert (zoom.level, zoom.principal) == (Level.READ, Principal.ADMIN)
     assert classify("meeting:write:meeting:master", provider="zoom").level is Level.WRITE
     assert classify("meeting:read", provider="zoom").principal is Principal.USER
+    # The action is the second part: `update` in a data name does not make a read a write.
+    assert classify("phone:read:list_firmware_update_rules:admin", provider="zoom").level is Level.READ
+    classic_mid = classify("meeting_token:read:admin:local_archiving", provider="zoom")
+    assert (classic_mid.level, classic_mid.principal) == (Level.READ, Principal.ADMIN)
     assert classify("event:admin").principal is Principal.USER
 
 

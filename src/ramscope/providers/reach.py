@@ -296,6 +296,27 @@ ZOOM_SCOPE_LEVELS = "https://developers.zoom.us/docs/integrations/oauth-scopes-g
 _ZOOM_LEVEL = re.compile(r":(admin|master)(?=:|$)")  # classic ones put it mid-name: meeting_token:read:admin:x
 
 
+def _classify_zoom(scope: str, name: str) -> Reach:
+    """Zoom's names say both: ``<service>:<action>[:<data>]`` with the action second (`read`, `write`,
+    `update`, `patch`, `delete`), and a level suffix whose data it reaches (`meeting:read:admin` reads every
+    user's meetings: whose data, not what it may do)."""
+    suffix = _ZOOM_LEVEL.search(name)
+    bare = name[: suffix.start()] + name[suffix.end() :] if suffix else name
+    parts = bare.split(":")
+    action = parts[1] if len(parts) > 1 else ""
+    if action == "read":
+        level, why = Level.READ, f"Zoom's action in {name!r} is read"
+    elif action in ("write", "update", "patch", "delete"):
+        level, why = Level.WRITE, f"Zoom's action in {name!r} is {action}"
+    else:
+        level, why = _level(bare, "")
+    if suffix is None:
+        return Reach(scope, level, Principal.USER, source="name", why=f"{why}; the user's own data")
+    reach = "every user of the account" if suffix.group(1) == "admin" else "the sub accounts too"
+    return Reach(scope, level, Principal.ADMIN, source=ZOOM_SCOPE_LEVELS,
+                 why=f"{why}; Zoom's :{suffix.group(1)} level reaches {reach}")  # fmt: skip
+
+
 def classify(scope: str, description: str = "", *, provider: str = "", app_only: bool = False) -> Reach:
     """The class of ``scope`` (see the module docstring): the reviewed table first, then the rules.
 
@@ -312,17 +333,8 @@ def classify(scope: str, description: str = "", *, provider: str = "", app_only:
         from ._reach_github import classify_github  # noqa: PLC0415 - the provider's rules, loaded when used
 
         reach = classify_github(scope, name, description, app_only=app_only)
-    elif provider == "zoom" and (level_suffix := _ZOOM_LEVEL.search(name)) is not None:
-        # `meeting:read:admin` reads every user's meetings: the suffix says whose data, not what it may do.
-        level, why = _level(name[: level_suffix.start()] + name[level_suffix.end() :], "")
-        reach = Reach(
-            scope,
-            level,
-            Principal.ADMIN,
-            source=ZOOM_SCOPE_LEVELS,
-            why=f"{why}; Zoom's :{level_suffix.group(1)} level reaches "
-            + ("every user of the account" if level_suffix.group(1) == "admin" else "the sub accounts too"),
-        )
+    elif provider == "zoom":
+        reach = _classify_zoom(scope, name)
     else:
         level, why = _level(name, description)
         principal, pwhy = _principal(provider, name, description)
