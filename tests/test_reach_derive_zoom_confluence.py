@@ -5,6 +5,7 @@ only `:admin` scopes do the job; Confluence v2's granular scopes, which its file
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -13,7 +14,7 @@ from ramscope.outputs.report import Report
 from ramscope.policy import policy_from_dict
 from ramscope.providers.reach import ZOOM_SCOPE_LEVELS, Level, Principal, classify, provider_of_servers
 from tests.support.httpserver import LocalHTTPServer
-from tests.test_reach_derive import codes, derive, one, server
+from tests.test_reach_derive import REACH, codes, derive, one, server
 
 __all__ = ["derive", "server"]  # the fixtures this module borrows
 
@@ -76,11 +77,19 @@ def test_zoom_classic_admin_read_over_admin_write(derive: Callable[..., Report],
     assert "administrator-permission" in codes(report)
 
 
-def test_zoom_file_declares_no_grant_an_agent_holds(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
-    """Zoom's file declares only the authorization-code flow (Server-to-Server OAuth is not in it): an AGENT
-    access stays undetermined rather than borrowing a user's delegation."""
-    report, a = one(derive, server, ZOOM, "meetings", "AGENT")
-    assert (a.complete, a.scopes) == (False, None)
+def test_zoom_agent_holds_a_server_to_server_token(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Zoom's file declares only the user's authorization code; Zoom documents Server-to-Server OAuth (the
+    account-credentials grant) for an app's own token: an AGENT gets its scope through that grant, with
+    the quirk's source in the scheme, never by borrowing a user's delegation."""
+    _, a = one(derive, server, ZOOM, "meetings", "AGENT")
+    assert (a.complete, a.scopes) == (True, ["meeting:read:list_meetings"])
+    assert a.requirements[0][0]["scheme"] == "openapi_oauth"
+    # The same file on a server that is not Zoom's gets no such grant: the AGENT stays undetermined.
+    doc = json.loads((REACH / "shapes-zoom.json").read_bytes())
+    doc["servers"] = [{"url": "https://zoom-lookalike.example/v2"}]
+    server.route("/not-zoom.json", body=json.dumps(doc).encode())
+    report, b = one(derive, server, "/not-zoom.json", "meetings", "AGENT")
+    assert (b.complete, b.scopes) == (False, None)
     assert "access-undetermined" in codes(report)
 
 
