@@ -198,6 +198,14 @@ def test_pagerduty_scope_from_its_extension(derive: Callable[..., Report], serve
     assert a.requirements_source == "x-pd-requires-scope"
 
 
+def test_pagerduty_write_is_its_write_scope(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """PagerDuty createIncident: the scoped-OAuth write scope, for a user or for the app itself."""
+    for identity in ("END_USER", "AGENT"):
+        _, a = one(derive, server, "/shapes-pagerduty.json", "createIncident", identity)
+        assert a.scopes == ["incidents.write"]
+        assert a.requirements_source == "x-pd-requires-scope"
+
+
 def test_figma_get_file_is_file_content_read(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """Figma getFile: any one of file_content:read and the retired files:read -> file_content:read."""
     _, a = one(derive, server, "/figma.json", "getFile")

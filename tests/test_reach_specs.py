@@ -108,6 +108,17 @@ def test_pagerduty_scope_is_an_alternative_beside_the_api_key() -> None:
     assert op(ix, "listAbilities").requirements == ((T("api_key"),),)
 
 
+def test_pagerduty_write_scope_and_the_operations_that_name_none() -> None:
+    """PagerDuty createIncident gets incidents.write; automation actions and /v3 schedules name no scope
+    (68 of 465 in PagerDuty/api-schema, none "Scoped OAuth requires:"): the account API key only."""
+    ix = index("shapes-pagerduty.json")
+    assert op(ix, "createIncident").requirements == ((T("api_key"),), (T("x-pd-requires-scope", ("incidents.write",)),))
+    for op_id in ("getAllAutomationActions", "listSchedulesV3"):
+        e = op(ix, op_id)
+        assert e.requirements == ((T("api_key"),),)
+        assert "extensions" not in e.extra
+
+
 def test_cloudflare_token_groups_are_any_one_of() -> None:
     """Cloudflare: the API token term becomes one alternative per permission group; the global key stays."""
     e = op(index("shapes-cloudflare.json"), "notification-policies-list")
