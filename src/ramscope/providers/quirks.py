@@ -23,7 +23,10 @@ quirk, so a report says where each pick came from:
 * ``empty_scopes``: an OAuth term with no scope needs the named full-access scope;
   ``empty_scopes_by_method`` / ``empty_scopes_by_path``: the scope (any one of a list) the provider
   documents for the method, or for the path prefix and method (GitLab ``read_api`` / ``api``; Box's
-  content, user, group, webhook, metadata, retention and legal-hold scopes);
+  content, user, group, webhook, metadata, retention, legal-hold, Sign, AI, Relay and enterprise
+  scopes); an alternative there may be a list of scopes all needed (a scope with the one it depends
+  on), and a rule may carry an ``admin`` note (the calling user must be an administrator: a note and
+  a ``requires-admin`` diagnostic, not a permission);
 * ``anonymous: offered``: the empty (anonymous) alternative is a condition of the site, offered,
   not picked;
 * ``not_expressible``: providers whose tokens cannot express least privilege at all (Salesforce,
@@ -221,12 +224,19 @@ class _Apply:
     def _entry(self, op: OperationEntry) -> OperationEntry:
         if not op.requirements:
             return op
-        notes: dict[str, Any] = {"provider": self.q.name, "alternatives": [], "deprecated": [], "offered": []}
+        notes: dict[str, Any] = {
+            "provider": self.q.name,
+            "alternatives": [],
+            "deprecated": [],
+            "offered": [],
+            "admin": [],
+        }
         alts: list[tuple[Requirement, str]] = []
         for alt in op.requirements:
             for new, why in self._alternative(alt, notes, op.method, op.path):
                 if new not in [a for a, _ in alts]:
                     alts.append((new, why))
+        notes["admin"] = [n for i, n in enumerate(notes["admin"]) if n not in notes["admin"][:i]]
         changed = [a for a, _ in alts] != list(op.requirements) or any(why for _, why in alts)
         if not changed and not notes["offered"]:
             return op
@@ -284,12 +294,18 @@ class _Apply:
         self, t: SchemeRequirement, notes: dict[str, Any], method: str, path: str = ""
     ) -> list[tuple[SchemeRequirement, str]]:
         if not t.scopes:
+            # Box names variations of one path with a fragment ("/shared_items#folders"): the request's
+            # path is the part before it (a URL path never carries a fragment).
+            bare = path.partition("#")[0]
             for rule in self.by_path:
-                if any(path == p or path.startswith(p.rstrip("/") + "/") for p in rule["prefixes"]):
+                if any(bare == p or bare.startswith(p.rstrip("/") + "/") for p in rule["prefixes"]):
                     methods = rule["methods"]
                     alts = methods.get(method.upper(), methods.get("*"))
                     if alts:
-                        return [(SchemeRequirement.of(t.scheme, [str(x)]), "scopes-by-path") for x in alts]
+                        admin = rule.get("admin")
+                        if isinstance(admin, Mapping):
+                            notes["admin"].append({"message": str(admin["message"]), "source": str(admin["source"])})
+                        return [(SchemeRequirement.of(t.scheme, _all_of(x)), "scopes-by-path") for x in alts]
             if isinstance(self.by_method, Mapping):
                 rule = self.by_method.get(method.upper(), self.by_method.get("*"))
                 if rule:
@@ -369,6 +385,12 @@ class _Apply:
             if any(len(v) > 1 for v in by_token.values()):
                 return {"decided_by": ctx["decided_by"], "source": ctx["source"]}
         return None
+
+
+def _all_of(x: Any) -> list[str]:
+    """One alternative of a by-path rule: a scope, or a list of scopes all needed (Box Sign's scope
+    with the read-write one it depends on)."""
+    return [str(s) for s in x] if isinstance(x, list) else [str(x)]
 
 
 def _clean(t: SchemeRequirement) -> SchemeRequirement:
