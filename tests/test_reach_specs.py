@@ -131,13 +131,44 @@ def test_cloudflare_token_groups_are_any_one_of() -> None:
     assert not any(alt == (T("api_token"),) for alt in e.requirements)
 
 
-def test_zoom_macro_and_granular_scopes_are_any_one_of() -> None:
-    """Zoom: every macro and granular scope is an alternative; the unscoped OAuth one is gone."""
+def test_zoom_granular_scopes_are_any_one_of_and_classic_ones_offered() -> None:
+    """Zoom: each granular scope of `x-extensions` is an alternative of its own, in place of `security`'s one
+    requirement naming all four beside the Authorization header; the classic scopes are offered."""
     e = op(index("shapes-zoom.json"), "meetings")
-    assert sorted(alt[0].scopes[0] for alt in e.requirements) == [
-        "meeting:read", "meeting:read:admin", "meeting:read:list_meetings", "meeting:read:list_meetings:admin",
-    ]  # fmt: skip
-    assert {a["source"] for a in e.extra["extensions"]["alternatives"]} == {"x-macro-scopes", "x-granular-scopes"}
+    assert e.requirements == (
+        (T("openapi_oauth", ("meeting:read:list_meetings",)),),
+        (T("openapi_oauth", ("meeting:read:list_meetings:admin",)),),
+    )
+    assert e.security_source == "operation+x-granular-scopes"
+    offered = e.extra["extensions"]["offered"]
+    assert [(o["source"], o["kind"], o["requirement"]) for o in offered] == [
+        ("x-macro-scopes", "classic", [["openapi_oauth", ["meeting:read:admin"]]]),
+        ("x-macro-scopes", "classic", [["openapi_oauth", ["meeting:read"]]]),
+    ]
+    assert offered[0]["reference"] == "https://developers.zoom.us/docs/integrations/migrate/"
+
+
+def test_zoom_a_single_list_is_read_alone() -> None:
+    """Zoom operations with classic scopes only (devices) or granular only (recording analytics)."""
+    ix = index("shapes-zoom.json")
+    assert op(ix, "listDevices").requirements == (
+        (T("openapi_oauth", ("device:read:admin",)),),
+        (T("openapi_oauth", ("device:write:admin",)),),
+    )
+    assert op(ix, "listDevices").security_source == "operation+x-macro-scopes"
+    assert op(ix, "analytics_details").security_source == "operation+x-granular-scopes"
+    assert len(op(ix, "analytics_details").requirements) == 3
+
+
+def test_confluence_v2_granular_scopes_are_current_and_required() -> None:
+    """Confluence v2 lists only granular scopes, as `Current`: they are the requirement, nothing is offered."""
+    ix = index("shapes-confluence.json")
+    e = op(ix, "getPageById")
+    assert e.requirements == ((T("basicAuth"),), (T("oAuthDefinitions", ("read:page:confluence",)),))
+    assert "offered" not in e.extra.get("extensions", {})
+    assert op(ix, "createSpaceProperty").requirements[1] == (
+        T("oAuthDefinitions", ("read:space:confluence", "write:space:confluence")),
+    )
 
 
 def test_box_requires_admin_is_a_note_not_a_permission() -> None:
