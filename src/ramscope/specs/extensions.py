@@ -18,6 +18,8 @@ extension                               reading
 ``x-permission`` (Datadog)              ``{operator: OR|AND, permissions}``: the permissions a
                                         scoped application key needs; the key term of each key
                                         alternative becomes a scoped one (one per permission for OR).
+                                        ``operator: OPEN`` (no permissions) names none: the
+                                        unscoped key terms stay as ``security`` has them.
 ``x-pd-requires-scope`` (PagerDuty)     the scope of PagerDuty's scoped OAuth (app or user);
                                         an alternative beside the account-wide API key.
 ``x-api-token-group`` (Cloudflare)      API-token permission groups, any one of them: the token
@@ -288,8 +290,12 @@ def _retarget(
 def _datadog(raw: Any, acc: _Acc, schemes: Mapping[str, SecurityScheme]) -> None:
     if not isinstance(raw, dict):
         return
-    perms = _names(raw.get("permissions"))
     operator = str(raw.get("operator", "OR")).upper()
+    if operator == "OPEN":
+        # Datadog's "open" operations (key validation, org configs, containers...) name no
+        # permission: any valid key pair calls them, which the unscoped terms already say.
+        return
+    perms = _names(raw.get("permissions"))
     if perms is None or operator not in ("OR", "AND"):
         return
 
