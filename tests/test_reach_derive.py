@@ -219,6 +219,31 @@ def test_pagerduty_write_is_its_write_scope(derive: Callable[..., Report], serve
         assert a.requirements_source == "x-pd-requires-scope"
 
 
+@pytest.mark.parametrize(("op", "scope"), [("getAllAutomationActions", "read"), ("listSchedulesV3", "read")])
+def test_pagerduty_classic_oauth_where_no_scoped_scope_is_named(
+    derive: Callable[..., Report], server: LocalHTTPServer, op: str, scope: str
+) -> None:
+    """PagerDuty operations with no x-pd-requires-scope (automation actions, /v3 schedules): a user's
+    Classic User OAuth token with `read` (all the user's resources, read-only) rather than the
+    account-wide API key; an AGENT, which holds no classic token, keeps the key."""
+    _, a = one(derive, server, "/shapes-pagerduty.json", op)
+    assert (a.complete, a.scopes) == (True, [scope])
+    assert a.requirements_source == "quirk:pagerduty added pagerduty-classic-oauth"
+    assert [t["scheme"] for alt in a.requirements for t in alt] == ["api_key", "pagerduty-classic-oauth"]
+    _, b = one(derive, server, "/shapes-pagerduty.json", op, "AGENT")
+    assert b.scopes == []
+    assert [t["scheme"] for alt in b.requirements for t in alt] == ["api_key", "pagerduty-classic-oauth"]
+
+
+def test_pagerduty_classic_oauth_is_not_offered_beside_a_scoped_scope(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Where PagerDuty names a scoped-OAuth scope, the classic all-resources token is not added beside it."""
+    _, a = one(derive, server, "/shapes-pagerduty.json", "createIncident")
+    assert a.scopes == ["incidents.write"]
+    assert "pagerduty-classic-oauth" not in [t["scheme"] for alt in a.requirements for t in alt]
+
+
 def test_figma_get_file_is_file_content_read(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """Figma getFile: any one of file_content:read and the retired files:read -> file_content:read."""
     _, a = one(derive, server, "/figma.json", "getFile")

@@ -29,6 +29,9 @@ quirk, so a report says where each pick came from:
   a ``requires-admin`` diagnostic, not a permission);
 * ``anonymous: offered``: the empty (anonymous) alternative is a condition of the site, offered,
   not picked;
+* ``added_scheme``: a token the provider documents for every operation, added where the spec
+  gives no OAuth alternative (PagerDuty's Classic User OAuth, ``read`` / ``write`` over all the
+  user's resources, where no scoped-OAuth scope is named), its scope by method;
 * ``added_flows``: grants the provider documents beside those the spec declares (Zoom's
   Server-to-Server OAuth: the account-credentials grant an app holds its own token by);
 * ``not_expressible``: providers whose tokens cannot express least privilege at all (Salesforce,
@@ -180,6 +183,28 @@ class _Apply:
         self.by_method = raw.get("empty_scopes_by_method")
         self.by_path: list[Mapping[str, Any]] = list(raw.get("empty_scopes_by_path", ()))
         self.schemes = tuple(self._override(s) for s in index.schemes)
+        self.added = raw.get("added_scheme")
+        if isinstance(self.added, Mapping):
+            a = self.added
+            self.schemes = (
+                *self.schemes,
+                SecurityScheme(
+                    str(a["name"]),
+                    SchemeType.OAUTH2,
+                    f"{a.get('description', '')} ({a['source']})".strip(),
+                    flows=tuple(
+                        OAuthFlow(
+                            FlowKind(str(f["kind"])),
+                            str(f.get("authorization_url", "")),
+                            str(f.get("token_url", "")),
+                            scopes=tuple((str(k), str(v)) for k, v in (a.get("scopes") or {}).items()),
+                        )
+                        for f in a.get("flows", ())
+                    ),
+                    inferred=True,
+                    namespace=str(a.get("namespace", "")),
+                ),
+            )
         self.oauth = {s.name for s in self.schemes if s.type is SchemeType.OAUTH2}
         self.bot: dict[str, SecurityScheme] = {}
         if self.tokens:
@@ -264,6 +289,8 @@ class _Apply:
             for new, why in self._alternative(alt, notes, op.method, op.path):
                 if new not in [a for a, _ in alts]:
                     alts.append((new, why))
+        if not any(t.scheme in self.oauth for alt, _ in alts for t in alt):
+            alts.extend(self._added(op))
         notes["admin"] = [n for i, n in enumerate(notes["admin"]) if n not in notes["admin"][:i]]
         changed = [a for a, _ in alts] != list(op.requirements) or any(why for _, why in alts)
         if not changed and not notes["offered"]:
@@ -277,6 +304,19 @@ class _Apply:
             notes["contextual"] = ctx
         extra = {**op.extra, "quirks": {k: v for k, v in notes.items() if v}}
         return replace(op, requirements=reqs, security_source=f"{op.security_source}+{self.q.label}", extra=extra)
+
+    def _added(self, op: OperationEntry) -> list[tuple[Requirement, str]]:
+        """The alternatives of a token the provider documents for every operation of its API, for an
+        operation the spec gives no OAuth alternative (PagerDuty's Classic User OAuth: ``read`` for
+        reads, ``write`` for the rest, each reaching all resources the user can): one per scope the
+        method takes. Where the spec names a scoped OAuth permission that one is narrower, and a
+        trimmed spec could not show the lattice how much more the classic token reaches."""
+        a = self.added
+        if not isinstance(a, Mapping) or not op.method:
+            return []
+        rule = a["scopes_by_method"]
+        scopes = rule.get(op.method.upper(), rule.get("*", ()))
+        return [((SchemeRequirement.of(str(a["name"]), [str(x)]),), f"added {a['name']}") for x in scopes]
 
     def _alternative(
         self, alt: Requirement, notes: dict[str, Any], method: str, path: str = ""
