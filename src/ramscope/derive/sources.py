@@ -109,6 +109,9 @@ def notes(a: ResourceAccess, index: SpecIndex, entry: OperationEntry) -> tuple[l
         diags.append(REQUIRES_ADMIN(a.loc.pointer, f"access {a.id!r}: {n.get('message')} ({n.get('source')})"))
     q = entry.extra.get("quirks")
     q = q if isinstance(q, Mapping) else {}
+    for n in q.get("notes") or ():
+        out.append(dict(n))
+        diags.append(REQUIRES_ADMIN(a.loc.pointer, f"access {a.id!r}: {n.get('message')} ({n.get('source')})"))
     for d in q.get("deprecated") or ():
         out.append(
             {

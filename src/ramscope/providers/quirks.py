@@ -27,7 +27,10 @@ quirk, so a report says where each pick came from:
 * ``anonymous: offered``: the empty (anonymous) alternative is a condition of the site, offered,
   not picked;
 * ``not_expressible``: providers whose tokens cannot express least privilege at all (Salesforce,
-  ClickUp): a diagnostic says so plainly (:func:`not_expressible`).
+  ClickUp): a diagnostic says so plainly (:func:`not_expressible`);
+* ``allowed_for``: the role an operation's description says may call it, where the provider
+  documents that convention (Zendesk's "Allowed For" section): an operation allowed for
+  administrators only gets a note (``principal: administrator``), no permission.
 """
 
 from __future__ import annotations
@@ -174,6 +177,7 @@ class _Apply:
         self.tokens = raw.get("token_types")
         self.by_method = raw.get("empty_scopes_by_method")
         self.by_path: list[Mapping[str, Any]] = list(raw.get("empty_scopes_by_path", ()))
+        self.allowed_for: Mapping[str, Any] | None = raw.get("allowed_for")
         self.schemes = tuple(self._override(s) for s in index.schemes)
         self.oauth = {s.name for s in self.schemes if s.type is SchemeType.OAUTH2}
         self.bot: dict[str, SecurityScheme] = {}
@@ -219,8 +223,9 @@ class _Apply:
         )
 
     def _entry(self, op: OperationEntry) -> OperationEntry:
+        role = _allowed_for(self.allowed_for, op.extra.get("allowed_for"), self.q.label) if self.allowed_for else None
         if not op.requirements:
-            return op
+            return _with_notes(op, self.q.name, role)
         notes: dict[str, Any] = {"provider": self.q.name, "alternatives": [], "deprecated": [], "offered": []}
         alts: list[tuple[Requirement, str]] = []
         for alt in op.requirements:
@@ -229,7 +234,9 @@ class _Apply:
                     alts.append((new, why))
         changed = [a for a, _ in alts] != list(op.requirements) or any(why for _, why in alts)
         if not changed and not notes["offered"]:
-            return op
+            return _with_notes(op, self.q.name, role)
+        if role is not None:
+            notes["notes"] = [role]
         reqs: Requirements = tuple(a for a, _ in alts)
         for a, why in alts:
             if why:
@@ -369,6 +376,36 @@ class _Apply:
             if any(len(v) > 1 for v in by_token.values()):
                 return {"decided_by": ctx["decided_by"], "source": ctx["source"]}
         return None
+
+
+def _allowed_for(rule: Mapping[str, Any], roles: Any, label: str) -> dict[str, Any] | None:
+    """A note when the operation's "Allowed For" roles (kept by the OpenAPI reader) are administrators only.
+
+    Only where every bullet starts with one of the rule's administrator words and none names a
+    lower role (agents, end users, anyone): "Admins and agents in custom roles ..." is not
+    administrators only. No section, or any doubt: no note."""
+    if not isinstance(roles, list | tuple) or not roles:
+        return None
+    bullets = [str(b) for b in roles]
+    admins = tuple(str(w).lower() for w in rule.get("administrator", ()))
+    lower = tuple(str(w).lower() for w in rule.get("lower_roles", ()))
+    if not admins:
+        return None
+    for b in bullets:
+        low = b.lower()
+        if not low.startswith(admins) or any(w in low for w in lower):
+            return None
+    return {
+        "source": f"{label} allowed_for ({rule.get('source', '')})",
+        "principal": "administrator",
+        "message": f"{rule.get('message', 'administrators only')} (Allowed For: {'; '.join(bullets)})",
+    }
+
+
+def _with_notes(op: OperationEntry, provider: str, role: dict[str, Any] | None) -> OperationEntry:
+    if role is None:
+        return op
+    return replace(op, extra={**op.extra, "quirks": {"provider": provider, "notes": [role]}})
 
 
 def _clean(t: SchemeRequirement) -> SchemeRequirement:
