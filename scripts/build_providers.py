@@ -8,7 +8,7 @@ Sources:
   `test` extra); provenance = the package name and version.
 - microsoft-graph: vendor/microsoft-graph/ (permissions.json, LICENSE, SOURCES.md).
 - github: vendor/github/ (github/docs REST permission data, LICENSE, SOURCES.md).
-- notion, docusign, stripe-restricted-keys, intercom: vendor/<name>/catalog.json (compiled by hand from the
+- notion, docusign, stripe-restricted-keys, intercom, zendesk: vendor/<name>/catalog.json (compiled by hand from the
   provider's documentation, each entry with its page; ramscope.providers.hand).
 
 Each build is deterministic (sorted, gzip mtime 0): rebuilding from the same sources gives the same
@@ -69,7 +69,7 @@ def build_catalog(name: str) -> bytes:
     return data
 
 
-CATALOGS_NAMES = ("microsoft-graph", "github", "notion", "docusign", "stripe-restricted-keys", "intercom")
+CATALOGS_NAMES = ("microsoft-graph", "github", "notion", "docusign", "stripe-restricted-keys", "intercom", "zendesk")
 
 
 def main() -> int:

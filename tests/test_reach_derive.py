@@ -255,3 +255,48 @@ def test_box_scopes_by_path(derive: Callable[..., Report], server: LocalHTTPServ
     assert a.requirements_source == "quirk:box scopes-by-path"
     _, b = one(derive, server, "/box.json", "post_users")
     assert b.scopes == ["manage_managed_users"]
+
+
+def test_zendesk_read_for_gets_write_for_writes(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Zendesk (basicAuth only in its spec): a GET needs the OAuth scope read, a POST or PUT write, per
+    Zendesk's scopes page; the basic credential stays offered as full access."""
+    report, a = one(derive, server, "/shapes-zendesk.json", "ListTickets")
+    assert a.scopes == ["read"]
+    assert a.requirements_source == f"catalog:zendesk@{snapshot_versions()['catalog:zendesk']}"
+    assert [(o["source"], o["kind"]) for o in a.options] == [("spec", "full-access")]
+    assert a.provider_notes == []
+    assert "requires-admin" not in codes(report)
+    _, b = one(derive, server, "/shapes-zendesk.json", "CreateTicket")
+    assert b.scopes == ["write"]
+    _, c = one(derive, server, "/shapes-zendesk.json", "ShowTicket", "AGENT")
+    assert c.scopes == ["read"]
+
+
+def test_zendesk_admin_only_endpoints_say_administrator(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """An endpoint Zendesk allows for admins only (its "Allowed For" section) gets a requires-admin note;
+    one also allowed for some agents does not."""
+    report, a = one(derive, server, "/shapes-zendesk.json", "UpdateAccountSettings", "AGENT")
+    assert a.scopes == ["write"]
+    assert [n["principal"] for n in a.provider_notes] == ["administrator"]
+    assert a.provider_notes[0]["message"].endswith("(Allowed For: Admins)")
+    assert "requires-admin" in codes(report)
+    _, b = one(derive, server, "/shapes-zendesk.json", "ListAuditLogs", "AGENT")
+    assert b.scopes == ["read"]
+    assert [n["principal"] for n in b.provider_notes] == ["administrator"]
+    report, c = one(derive, server, "/shapes-zendesk.json", "DeleteTicket", "AGENT")
+    assert c.scopes == ["write"]
+    assert c.provider_notes == []
+    assert "requires-admin" not in codes(report)
+
+
+def test_zendesk_patch_and_the_token_endpoint_keep_the_spec_credential(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Zendesk's scopes page names no scope for PATCH, and the grant-type token endpoint is not under
+    /api/v2: both stay with the spec's basic credential, no scope guessed."""
+    _, a = one(derive, server, "/shapes-zendesk.json", "UpdateDecisionApprovalRequest", "AGENT")
+    assert a.requirements_source == "spec"
+    assert a.scopes == []
+    _, b = one(derive, server, "/shapes-zendesk.json", "CreateTokenForGrantType", "AGENT")
+    assert b.requirements_source == "spec"
+    assert b.scopes == []
