@@ -300,3 +300,22 @@ def test_zendesk_patch_and_the_token_endpoint_keep_the_spec_credential(
     _, b = one(derive, server, "/shapes-zendesk.json", "CreateTokenForGrantType", "AGENT")
     assert b.requirements_source == "spec"
     assert b.scopes == []
+
+
+def test_quickbooks_accounting_scope_for_every_operation_and_not_expressible(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """QuickBooks Online: every Accounting API operation (a read as a write) needs
+    com.intuit.quickbooks.accounting, its only scope, and the report says least privilege below it is not
+    expressible in the token; the Payments API needs com.intuit.quickbooks.payment."""
+    report, a = one(derive, server, "/shapes-quickbooks.json", "readInvoice")
+    assert a.scopes == ["com.intuit.quickbooks.accounting"]
+    assert a.requirements_source == "quirk:quickbooks scopes-by-method"
+    assert "not-expressible-in-token" in codes(report)
+    assert a.provider_notes[-1]["source"] == "quirk:quickbooks"
+    _, b = one(derive, server, "/shapes-quickbooks.json", "createInvoice")
+    assert b.scopes == ["com.intuit.quickbooks.accounting"]
+    report, c = one(derive, server, "/shapes-quickbooks-payments.json", "createCharge")
+    assert c.scopes == ["com.intuit.quickbooks.payment"]
+    assert c.requirements_source == "quirk:quickbooks-payments scopes-by-method"
+    assert "not-expressible-in-token" in codes(report)

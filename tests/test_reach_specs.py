@@ -117,12 +117,12 @@ def test_every_quirk_names_its_source() -> None:
     assert version
     for q in provs:
         raw = q.raw
-        for key in ("scope_lists", "empty_scopes", "anonymous", "allowed_for"):
+        for key in ("scope_lists", "empty_scopes", "anonymous", "allowed_for", "empty_scopes_by_method"):
             if key in raw:
                 assert raw[key]["source"].startswith("https://"), (q.name, key)
         for d in (*raw.get("deprecated", ()), *raw.get("empty_scopes_by_path", ())):
             assert d["source"].startswith("https://"), (q.name, d)
-    assert {n.name for n in nope} == {"salesforce", "clickup"}
+    assert {n.name for n in nope} == {"salesforce", "clickup", "quickbooks"}
     assert all(n.source.startswith("https://") for n in nope)
 
 
