@@ -10,6 +10,8 @@ Sources:
 - github: vendor/github/ (github/docs REST permission data, LICENSE, SOURCES.md).
 - notion, docusign, stripe-restricted-keys, intercom, zendesk: vendor/<name>/catalog.json (compiled by hand from the
   provider's documentation, each entry with its page; ramscope.providers.hand).
+- monday: vendor/monday/catalog.json -> monday.graphql.json, a GraphQL catalog keyed by root field
+  (ramscope.providers.graphql_hand).
 
 Each build is deterministic (sorted, gzip mtime 0): rebuilding from the same sources gives the same
 bytes, which tests/test_providers_build.py checks. versions.json beside the snapshots names each one's
@@ -70,11 +72,13 @@ def build_catalog(name: str) -> bytes:
 
 
 CATALOGS_NAMES = ("microsoft-graph", "github", "notion", "docusign", "stripe-restricted-keys", "intercom", "zendesk")
+#: Hand catalogs of GraphQL root fields, compiled to providers/data/<name>.graphql.json.
+GRAPHQL_HAND_NAMES = ("monday",)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=sorted(["google", *CATALOGS_NAMES]))
+    ap.add_argument("--only", choices=sorted(["google", *CATALOGS_NAMES, *GRAPHQL_HAND_NAMES]))
     args = ap.parse_args()
     from ramscope.providers import CATALOGS, UNIVERSES
     from ramscope.providers.catalog import decode as decode_catalog
@@ -99,6 +103,16 @@ def main() -> int:
             versions[f"catalog:{cname}"] = c.version
             print(f"catalog {cname}: {len(c.entries)} entries, {len(c.permissions)} permissions, "
                   f"{len(data)} bytes, version {c.version}")
+    for gname in GRAPHQL_HAND_NAMES:
+        if args.only in (None, gname):
+            from ramscope.providers.graphql_hand import build_graphql_hand
+
+            data = build_graphql_hand(VENDOR / gname)
+            (DATA / f"{gname}.graphql.json").write_bytes(data)
+            g = orjson.loads(data)
+            versions[f"graphql-catalog:{gname}"] = g["version"]
+            print(f"graphql catalog {gname}: {len(g['fields'])} root fields with a scope, "
+                  f"{len(g['undetermined'])} undetermined with a reason, {len(data)} bytes, version {g['version']}")
     versions_file.write_bytes(orjson.dumps(versions, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
     return 0
 

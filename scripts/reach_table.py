@@ -16,8 +16,8 @@ catalog looked up where the spec declares nothing or the provider documents othe
 
 Columns "from" count the derivable operations by the source of their requirements: spec,
 extension, quirk, catalog (a GraphQL schema's own requiredAccess and a Stone route's scope count as
-spec). monday.com's GraphQL schema has no copy on hand; Salesforce and ClickUp cannot express least
-privilege in the token at all. Dropbox is a directory of Stone files, each one spec.
+spec). monday.com's GraphQL schema is read with its hand catalog (vendor/monday/catalog.json); Salesforce
+and ClickUp cannot express least privilege in the token at all. Dropbox is a directory of Stone files, each one spec.
 """
 
 from __future__ import annotations
@@ -45,7 +45,12 @@ APIS: list[tuple[str, str, str, str]] = [
     ("Linear", "linear.graphql", "linear/linear packages/sdk/src/schema.graphql (GraphQL SDL)", ""),
     ("HubSpot", "hubspot", "HubSpot/HubSpot-public-api-spec-collection PublicApiSpecs (directory)", ""),
     ("Figma", "figma.yaml", "figma/rest-api-spec openapi/openapi.yaml", ""),
-    ("monday.com", "", "monday.com GraphQL schema", "no copy on hand"),
+    (
+        "monday.com",
+        "monday.graphql",
+        "mondaycom/mcp packages/agent-toolkit/src/monday-graphql/schema.graphql (GraphQL SDL)",
+        "",
+    ),
     ("Intercom", "intercom.yaml", "intercom/Intercom-OpenAPI descriptions/0/api.intercom.io.yaml", ""),
     (
         "Zoom",
@@ -119,7 +124,10 @@ def _fetched(body: bytes, url: str, media: str) -> Any:
 
 #: Where a local copy is published: a GraphQL catalog applies to a schema by the URL it is read at.
 _PUBLISHED = {
-    "linear.graphql": "https://raw.githubusercontent.com/linear/linear/master/packages/sdk/src/schema.graphql"
+    "linear.graphql": "https://raw.githubusercontent.com/linear/linear/master/packages/sdk/src/schema.graphql",
+    "monday.graphql": (
+        "https://raw.githubusercontent.com/mondaycom/mcp/master/packages/agent-toolkit/src/monday-graphql/schema.graphql"
+    ),
 }
 _SUFFIXES = (".json", ".yaml", ".yml", ".graphql", ".stone")
 

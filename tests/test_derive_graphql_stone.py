@@ -144,3 +144,30 @@ def test_reports_match_their_schema(server: LocalHTTPServer, tmp_path: Path) -> 
     jsonschema.Draft202012Validator(load_schema("report"), format_checker=jsonschema.FormatChecker()).validate(doc)
     assert [s["kind"] for s in doc["specs"]] == ["graphql", "stone", "stone"]
     assert [a["scopes"] for a in doc["accesses"]] == [["read_orders"], None, [], ["members.read"]]
+
+
+def test_shopify_prose_readings_end_to_end(server: LocalHTTPServer, tmp_path: Path) -> None:
+    """Scope families, the theme exemption and a connection's edge node derive; argument-bound access does not."""
+    r = _derive(
+        server,
+        tmp_path,
+        ("/shopify.json", "", {"operation_id": "Mutation.deliveryProfileCreate"}, "END_USER"),
+        ("/shopify.json", "", {"operation_id": "Mutation.refundCreate"}, "END_USER"),
+        ("/shopify.json", "", {"operation_id": "Mutation.themeFilesUpsert"}, "END_USER"),
+        ("/shopify.json", "", {"operation_id": "Query.customerSegmentMembers"}, "END_USER"),
+        ("/shopify.json", "", {"operation_id": "Query.availableCarrierServices"}, "END_USER"),
+        ("/shopify.json", "", {"operation_id": "Mutation.metafieldsSet"}, "END_USER"),
+    )
+    delivery, refund, theme, members, carriers, metafields = r.accesses
+    assert (delivery.complete, delivery.scopes) == (True, ["write_shipping"])
+    assert (refund.complete, refund.scopes) == (True, ["write_orders"])
+    assert (theme.complete, theme.scopes) == (True, ["write_themes"])
+    assert theme.target is not None
+    assert theme.target["hints"]["also"].startswith("and an exemption from Shopify to modify theme files")
+    assert (members.complete, members.scopes) == (True, ["read_customers"])
+    assert members.target is not None
+    assert members.target["hints"]["access_from_type"] == "CustomerSegmentMember"
+    # read_orders or read_shipping: read_shipping grants the fewer of this schema's fields.
+    assert (carriers.complete, carriers.scopes) == (True, ["read_shipping"])
+    assert [a["scopes"] for a in carriers.alternatives] == [["read_orders"], ["read_shipping"]]
+    assert (metafields.complete, metafields.scopes) == (False, None)

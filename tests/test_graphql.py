@@ -67,13 +67,102 @@ def test_shopify_field_without_requirement_is_undetermined() -> None:
     assert diag.code == "security-undeclared"
 
 
-def test_shopify_prose_the_grammar_cannot_read_is_unknown() -> None:
-    """A scope family (`orders` access scopes) is no scope: the field is undetermined, with a finding."""
+@pytest.mark.parametrize(
+    "label",
+    [
+        "Mutation.metafieldsSet",  # "the same access level needed to mutate the owner resource": per argument
+        "Mutation.bulkOperationRunQuery",  # "Only accessible by supported access tokens": a token kind, no scope
+        "Query.checkoutBranding",  # "access to checkout branding settings": names no scope
+    ],
+)
+def test_shopify_prose_the_grammar_cannot_read_is_unknown(label: str) -> None:
+    """requiredAccess prose that names no scope (or one that depends on the call's input) stays undetermined."""
     ix = _shopify()
-    op = ix.operation("Mutation.refundCreate")
+    op = ix.operation(label)
     assert op is not None
     assert op.requirements is None
     assert [d.code for d in ix.diagnostics if d.path == op.pointer] == ["graphql-access-unread"]
+
+
+def test_shopify_node_stays_undetermined() -> None:
+    """Query.node returns the Node interface, which states nothing: what it needs depends on the ID given."""
+    ix = _shopify()
+    op = ix.operation("Query.node")
+    assert op is not None
+    assert op.requirements is None
+    assert op.security_source == "undeclared"
+    assert [d.code for d in ix.diagnostics if d.path == op.pointer] == ["security-undeclared"]
+
+
+def test_shopify_scope_family_is_the_write_scope_of_a_mutation() -> None:
+    """deliveryProfileCreate: "Any of `shipping` access scopes or `manage_delivery_settings` user permission"
+    is write_shipping for a mutation, the user permission kept as a note, the page naming the scope cited."""
+    op = _shopify().operation("Mutation.deliveryProfileCreate")
+    assert op is not None
+    assert op.requirements == _alts(("write_shipping",))
+    assert op.security_source == "field"
+    assert op.extra["also"] == "or the user permission manage_delivery_settings"
+    assert op.extra["scope_sources"] == ["https://shopify.dev/docs/api/admin-rest/latest/resources/carrierservice"]
+
+
+def test_shopify_scope_families_are_the_read_scopes_of_a_query() -> None:
+    """availableCarrierServices (through its return type): `orders` or `shipping` families -> their read scopes."""
+    op = _shopify().operation("Query.availableCarrierServices")
+    assert op is not None
+    assert op.requirements == _alts(("read_orders",), ("read_shipping",))
+    assert op.security_source == "return-type"
+    assert op.extra["access_from_type"] == "DeliveryCarrierServiceAndLocations"
+    assert op.extra["scope_sources"] == [
+        "https://shopify.dev/docs/admin-api/access-scopes",
+        "https://shopify.dev/docs/api/admin-graphql/2025-10/queries/appinstallation",
+    ]
+
+
+def test_shopify_refund_create_needs_write_orders() -> None:
+    """refundCreate: `orders`, `marketplace_orders` or `buyer_membership_orders` access scope -> write_orders;
+    the two families no cited page names stay out of the alternatives, said in the note."""
+    op = _shopify().operation("Mutation.refundCreate")
+    assert op is not None
+    assert op.requirements == _alts(("write_orders",))
+    assert "`marketplace_orders`, `buyer_membership_orders`" in op.extra["also"]
+
+
+def test_shopify_families_with_a_stated_action() -> None:
+    """Query.catalog: "products or product_listings read access scope" -> either read scope; the sentence about
+    the user's permissions is a note."""
+    op = _shopify().operation("Query.catalog")
+    assert op is not None
+    assert op.requirements == _alts(("read_products",), ("read_product_listings",))
+    assert op.extra["also"] == "The user must have permission to view markets or customers or companies."
+
+
+def test_shopify_connection_without_nodes_reads_its_edge_node() -> None:
+    """customerSegmentMembers -> CustomerSegmentMemberConnection has only edges: edges.node's type speaks."""
+    op = _shopify().operation("Query.customerSegmentMembers")
+    assert op is not None
+    assert op.requirements == _alts(("read_customers",))
+    assert op.extra["access_from_type"] == "CustomerSegmentMember"
+
+
+def test_shopify_dispute_reads_the_named_scope() -> None:
+    """Query.dispute: "User must have `read_shopify_payments_disputes` access." names the scope itself."""
+    op = _shopify().operation("Query.dispute")
+    assert op is not None
+    assert op.requirements == _alts(("read_shopify_payments_disputes",))
+
+
+@pytest.mark.parametrize(
+    ("label", "what"), [("Mutation.themeCreate", "themes"), ("Mutation.themeFilesUpsert", "theme files")]
+)
+def test_shopify_theme_mutations_need_write_themes_and_an_exemption(label: str, what: str) -> None:
+    """Theme mutations: write_themes, and the note says Shopify's exemption is needed besides it."""
+    op = _shopify().operation(label)
+    assert op is not None
+    assert op.requirements == _alts(("write_themes",))
+    assert op.extra["also"] == (
+        f"and an exemption from Shopify to modify {what}, granted to the app on request (Shopify's exception "
+        "request form): write_themes alone is refused without it"
+    )
 
 
 @pytest.mark.parametrize(
@@ -130,7 +219,41 @@ def test_shopify_prose_the_grammar_cannot_read_is_unknown() -> None:
             (("read_x",),),
             "",
         ),
-        ("Any of `shipping` access scopes or `manage_delivery_settings` user permission.", "query", None, ""),
+        (
+            "Any of `shipping` access scopes or `manage_delivery_settings` user permission.",
+            "query",
+            (("read_shipping",),),
+            "or the user permission manage_delivery_settings",
+        ),
+        (
+            "Any of `assigned_shipping` or `shipping` access scopes or `manage_delivery_settings` user permission.",
+            "mutation",
+            (("write_shipping",),),
+            "or the user permission manage_delivery_settings; also accepted, not read: the `assigned_shipping` "
+            "access scopes (no page in ramscope's family table names their read and write scopes)",
+        ),
+        ("Any of `locations` or `assigned_shipping` access scopes.", "query", None, ""),
+        ("`write_products` access scope and `buyer_membership_orders` access scope.", "mutation", None, ""),
+        ("products or product_listings write access scope.", "mutation", None, ""),
+        ("products read access scope.", "query", (("read_products",),), ""),
+        (
+            "User must have `read_shopify_payments_disputes` access.",
+            "query",
+            (("read_shopify_payments_disputes",),),
+            "",
+        ),
+        ("User must have `payouts` access.", "query", None, ""),
+        (
+            "Apps will need one of the following: `fulfillments`, `products` or `custom_fulfillment_services` "
+            "(in case of custom fulfillment service). Users with access to the app will have access to them.",
+            "query",
+            (("read_fulfillments",), ("read_products",)),
+            "also accepted, not read: `custom_fulfillment_services` (in case of custom fulfillment service); "
+            "Users with access to the app will have access to them.",
+        ),
+        ("Apps will need one of the following: `custom_fulfillment_services`.", "query", None, ""),
+        ("Apps will need one of the following: `products` (in case of a product).", "query", None, ""),
+        ("The user needs write_themes and an exemption from Shopify.", "mutation", None, ""),
         ("The user must have access to payouts.", "query", None, ""),
         ("access to the checkout and accounts editor.", "query", None, ""),
     ],

@@ -142,6 +142,19 @@ def test_notion_other_operations(
     assert a.scopes == scopes
 
 
+def test_notion_users_without_email_is_offered_not_a_coin_toss(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Listing Notion users: user information with email is picked and without email offered as narrower
+    (the same users, fewer fields), never an "ambiguous" tie between the two capabilities."""
+    report, a = one(derive, server, "/notion.json", "get-users")
+    assert a.scopes == ["read_user_with_email"]
+    assert a.choice["ambiguous"] is False
+    assert [n["scopes"] for n in a.choice["narrower"]] == [["read_user_without_email"]]
+    assert a.choice["narrower"][0]["limits"] == ["no email addresses: users come back without their email"]
+    assert "ambiguous-scope-choice" not in codes(report)
+
+
 def test_notion_agent_uses_the_internal_integration(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """An AGENT reads a page with an internal integration's read-content capability."""
     _, a = one(derive, server, "/notion.json", "retrieve-a-page", "AGENT")
@@ -227,6 +240,21 @@ def test_sentry_bearer_scopes_are_any_one_of(derive: Callable[..., Report], serv
     assert a.requirements_source == "quirk:sentry any-of"
 
 
+@pytest.mark.parametrize(
+    ("op", "write"),
+    [("deleteOrganizationDetector", ["alerts:write"]), ("createOrganizationDashboard", ["org:write"])],
+)
+def test_sentry_write_listing_org_read_picks_a_write_scope(
+    derive: Callable[..., Report], server: LocalHTTPServer, op: str, write: list[str]
+) -> None:
+    """Sentry lists org:read among the ways to delete a detector or create a dashboard (a setting may let
+    members write alerts); the pick is the least listed write scope, with both readings stated."""
+    report, a = one(derive, server, "/shapes-sentry.json", op)
+    assert a.scopes == write
+    (d,) = [d for d, _ in report.diagnostics if d.code == "provider-data-suspect"]
+    assert d.data == {"read": ["org:read"], "write": write}
+
+
 def test_salesforce_is_not_expressible(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """A Salesforce API: least privilege is not expressible in the token, said as a warning with its source."""
     report, a = one(derive, server, "/shapes-salesforce.json", "query", "AGENT")
@@ -277,8 +305,9 @@ def test_zendesk_admin_only_endpoints_say_administrator(derive: Callable[..., Re
     one also allowed for some agents does not."""
     report, a = one(derive, server, "/shapes-zendesk.json", "UpdateAccountSettings", "AGENT")
     assert a.scopes == ["write"]
-    assert [n["principal"] for n in a.provider_notes] == ["administrator"]
+    assert [(n["source"], n["principal"]) for n in a.provider_notes] == [("quirk:zendesk", "administrator")]
     assert a.provider_notes[0]["message"].endswith("(Allowed For: Admins)")
+    assert a.provider_notes[0]["reference"].startswith("https://developer.zendesk.com/")
     assert "requires-admin" in codes(report)
     _, b = one(derive, server, "/shapes-zendesk.json", "ListAuditLogs", "AGENT")
     assert b.scopes == ["read"]

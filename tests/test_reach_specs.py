@@ -195,9 +195,9 @@ def test_zendesk_admin_note_only_for_administrators_only() -> None:
     """The Zendesk quirk notes "administrator" where every role listed is an admin one, never where an
     agent or end user may call the endpoint too."""
     ix = quirks.apply(index("shapes-zendesk.json"))
-    noted = sorted(e.operation_id for e in ix.operations if (e.extra.get("quirks") or {}).get("notes"))
+    noted = sorted(e.operation_id for e in ix.operations if (e.extra.get("quirks") or {}).get("admin"))
     assert noted == ["ListAuditLogs", "UpdateAccountSettings"]
-    (note,) = op(ix, "UpdateAccountSettings").extra["quirks"]["notes"]
-    assert note["principal"] == "administrator"
-    assert note["source"].startswith("quirk:zendesk allowed_for (https://developer.zendesk.com/")
+    (note,) = op(ix, "UpdateAccountSettings").extra["quirks"]["admin"]
+    assert note["message"].endswith("(Allowed For: Admins)")
+    assert note["source"].startswith("https://developer.zendesk.com/api-reference/introduction/doc-conventions/")
     assert op(ix, "UpdateAccountSettings").requirements == ((T("basicAuth"),),)

@@ -460,7 +460,9 @@ class Choosing(RunState):
         sheet beside the write), which is no way to edit a presentation. Say so, and pick the write
         permission at home in the access's own API."""
         e = p.found.entry
-        if api is None or e.method not in ("DELETE", "POST", "PATCH", "PUT"):
+        if api is None:
+            return self._listed_read(p, choice, ranked, space)
+        if e.method not in ("DELETE", "POST", "PATCH", "PUT"):
             return choice
         if e.method == "POST" and _READ_ACTION.match((e.operation_id or "").rsplit(".", 1)[-1]):
             return choice
@@ -485,6 +487,41 @@ class Choosing(RunState):
             )
         )
         return better or choice
+
+    def _listed_read(self, p: Pending, choice: Choice, ranked: Ranked, space: GrantSpace) -> Choice:
+        """A spec's any-of list that names a read permission beside write ones for a method that only
+        writes (DELETE, PUT, PATCH): Sentry lists ``org:read`` among the scopes of deleting a detector,
+        because an organisation setting may let members with it edit alerts. The read is no way to
+        delete by itself: say so, and pick the least of the listed write permissions.
+
+        A POST counts only in an OpenAPI spec and when its operation does not name a read (Slack's,
+        Dropbox's and GraphQL's reads are POSTs; so are searches)."""
+        e = p.found.entry
+        if e.method == "POST":
+            last = re.split(r"[./ ]", (e.operation_id or e.path).rstrip("/"))[-1] or e.path
+            if p.found.index.kind is not SpecKind.OPENAPI or _READ_ACTION.match(last[:1].lower() + last[1:]):
+                return choice
+        elif e.method not in ("DELETE", "PATCH", "PUT"):
+            return choice
+        picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
+        if not picked or any(r.level.name != "READ" for r in picked):
+            return choice
+        better = _set_aside_writer(ranked, space, None, lambda alt: True)
+        if better is None:
+            return choice
+        self.diags.append(
+            (
+                PROVIDER_DATA_SUSPECT(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the spec lists the read permission {_alt_label(choice.alternative)} "
+                    f"as one way to {e.method} {e.path}, a method that writes (a provider setting may let it); "
+                    f"read as a write, the least write permission listed, {_alt_label(better.alternative)}, is picked",
+                    data={"read": choice.alternative.scopes, "write": better.alternative.scopes},
+                ),
+                None,
+            )
+        )
+        return better
 
     def _note_permissions(self, cat: Catalog, candidates: Sequence[Alternative]) -> None:
         """What the catalog says of each scope a tier may pick for this access (name, admin consent)."""

@@ -109,8 +109,10 @@ def notes(a: ResourceAccess, index: SpecIndex, entry: OperationEntry) -> tuple[l
         diags.append(REQUIRES_ADMIN(a.loc.pointer, f"access {a.id!r}: {n.get('message')} ({n.get('source')})"))
     q = entry.extra.get("quirks")
     q = q if isinstance(q, Mapping) else {}
-    for n in q.get("notes") or ():
-        out.append(dict(n))
+    for n in q.get("admin") or ():
+        # A provider's documented role requirement on the calling user: no permission, said as a note.
+        out.append({"source": f"quirk:{q.get('provider')}", "principal": "administrator", "message": n.get("message"),
+                    "reference": n.get("source")})  # fmt: skip
         diags.append(REQUIRES_ADMIN(a.loc.pointer, f"access {a.id!r}: {n.get('message')} ({n.get('source')})"))
     for d in q.get("deprecated") or ():
         out.append(

@@ -23,7 +23,10 @@ quirk, so a report says where each pick came from:
 * ``empty_scopes``: an OAuth term with no scope needs the named full-access scope;
   ``empty_scopes_by_method`` / ``empty_scopes_by_path``: the scope (any one of a list) the provider
   documents for the method, or for the path prefix and method (GitLab ``read_api`` / ``api``; Box's
-  content, user, group, webhook, metadata, retention and legal-hold scopes);
+  content, user, group, webhook, metadata, retention, legal-hold, Sign, AI, Relay and enterprise
+  scopes); an alternative there may be a list of scopes all needed (a scope with the one it depends
+  on), and a rule may carry an ``admin`` note (the calling user must be an administrator: a note and
+  a ``requires-admin`` diagnostic, not a permission);
 * ``anonymous: offered``: the empty (anonymous) alternative is a condition of the site, offered,
   not picked;
 * ``not_expressible``: providers whose tokens cannot express least privilege at all (Salesforce,
@@ -223,20 +226,27 @@ class _Apply:
         )
 
     def _entry(self, op: OperationEntry) -> OperationEntry:
-        role = _allowed_for(self.allowed_for, op.extra.get("allowed_for"), self.q.label) if self.allowed_for else None
+        role = _allowed_for(self.allowed_for, op.extra.get("allowed_for")) if self.allowed_for else None
         if not op.requirements:
-            return _with_notes(op, self.q.name, role)
-        notes: dict[str, Any] = {"provider": self.q.name, "alternatives": [], "deprecated": [], "offered": []}
+            return _with_admin(op, self.q.name, role)
+        notes: dict[str, Any] = {
+            "provider": self.q.name,
+            "alternatives": [],
+            "deprecated": [],
+            "offered": [],
+            "admin": [],
+        }
         alts: list[tuple[Requirement, str]] = []
         for alt in op.requirements:
             for new, why in self._alternative(alt, notes, op.method, op.path):
                 if new not in [a for a, _ in alts]:
                     alts.append((new, why))
+        if role is not None:
+            notes["admin"].append(role)
+        notes["admin"] = [n for i, n in enumerate(notes["admin"]) if n not in notes["admin"][:i]]
         changed = [a for a, _ in alts] != list(op.requirements) or any(why for _, why in alts)
         if not changed and not notes["offered"]:
-            return _with_notes(op, self.q.name, role)
-        if role is not None:
-            notes["notes"] = [role]
+            return _with_admin(op, self.q.name, role)
         reqs: Requirements = tuple(a for a, _ in alts)
         for a, why in alts:
             if why:
@@ -291,12 +301,18 @@ class _Apply:
         self, t: SchemeRequirement, notes: dict[str, Any], method: str, path: str = ""
     ) -> list[tuple[SchemeRequirement, str]]:
         if not t.scopes:
+            # Box names variations of one path with a fragment ("/shared_items#folders"): the request's
+            # path is the part before it (a URL path never carries a fragment).
+            bare = path.partition("#")[0]
             for rule in self.by_path:
-                if any(path == p or path.startswith(p.rstrip("/") + "/") for p in rule["prefixes"]):
+                if any(bare == p or bare.startswith(p.rstrip("/") + "/") for p in rule["prefixes"]):
                     methods = rule["methods"]
                     alts = methods.get(method.upper(), methods.get("*"))
                     if alts:
-                        return [(SchemeRequirement.of(t.scheme, [str(x)]), "scopes-by-path") for x in alts]
+                        admin = rule.get("admin")
+                        if isinstance(admin, Mapping):
+                            notes["admin"].append({"message": str(admin["message"]), "source": str(admin["source"])})
+                        return [(SchemeRequirement.of(t.scheme, _all_of(x)), "scopes-by-path") for x in alts]
             if isinstance(self.by_method, Mapping):
                 rule = self.by_method.get(method.upper(), self.by_method.get("*"))
                 if rule:
@@ -378,8 +394,9 @@ class _Apply:
         return None
 
 
-def _allowed_for(rule: Mapping[str, Any], roles: Any, label: str) -> dict[str, Any] | None:
-    """A note when the operation's "Allowed For" roles (kept by the OpenAPI reader) are administrators only.
+def _allowed_for(rule: Mapping[str, Any], roles: Any) -> dict[str, str] | None:
+    """An administrator note when the operation's "Allowed For" roles (kept by the OpenAPI reader) are
+    administrators only.
 
     Only where every bullet starts with one of the rule's administrator words and none names a
     lower role (agents, end users, anyone): "Admins and agents in custom roles ..." is not
@@ -395,17 +412,20 @@ def _allowed_for(rule: Mapping[str, Any], roles: Any, label: str) -> dict[str, A
         low = b.lower()
         if not low.startswith(admins) or any(w in low for w in lower):
             return None
-    return {
-        "source": f"{label} allowed_for ({rule.get('source', '')})",
-        "principal": "administrator",
-        "message": f"{rule.get('message', 'administrators only')} (Allowed For: {'; '.join(bullets)})",
-    }
+    message = f"{rule.get('message', 'administrators only')} (Allowed For: {'; '.join(bullets)})"
+    return {"message": message, "source": str(rule.get("source", ""))}
 
 
-def _with_notes(op: OperationEntry, provider: str, role: dict[str, Any] | None) -> OperationEntry:
+def _with_admin(op: OperationEntry, provider: str, role: dict[str, str] | None) -> OperationEntry:
     if role is None:
         return op
-    return replace(op, extra={**op.extra, "quirks": {"provider": provider, "notes": [role]}})
+    return replace(op, extra={**op.extra, "quirks": {"provider": provider, "admin": [role]}})
+
+
+def _all_of(x: Any) -> list[str]:
+    """One alternative of a by-path rule: a scope, or a list of scopes all needed (Box Sign's scope
+    with the read-write one it depends on)."""
+    return [str(s) for s in x] if isinstance(x, list) else [str(x)]
 
 
 def _clean(t: SchemeRequirement) -> SchemeRequirement:

@@ -15,10 +15,14 @@ Where the requirements come from, in order:
    clause is read by a small grammar (``a``, ``a or b``, ``a, b or c``, ``any of a, b``, ``a as well
    as any of b, c``, ``a and (b or c)``, Shopify's "`x` for queries and both `x` as well as `y` for
    mutations"); what follows "Also:" (a staff member's permissions, not the token's) is kept as a
-   note. Text the grammar cannot read leaves the field undetermined, with a finding, never a guess.
+   note. A scope family ("`shipping` access scopes") is its read scope in a query and its write scope in
+   a mutation, only for the families a cited shopify.dev page pairs with their scopes. Text the grammar
+   cannot read leaves the field undetermined, with a finding, never a guess.
 2. **A provider catalog** keyed by root field, for a schema that says nothing (Linear:
-   ``providers/data/linear.graphql.json``, each entry with its source page), matched by the spec's
-   URL.
+   ``providers/data/linear.graphql.json``; monday.com: ``monday.graphql.json``, compiled from
+   ``vendor/monday/catalog.json``; each entry with its source page), matched by the spec's URL. A
+   catalog may list root fields it leaves undetermined with the reason (monday.com's page names no
+   scope for them) and notes on the provider's tokens (``graphql-catalog-note``).
 3. Otherwise undetermined (``security-undeclared``), never "needs nothing".
 
 The SDL reader is this module's own: a tokenizer and an iterative reader of the definitions it
@@ -59,6 +63,7 @@ from .refs import RefLoader
 
 __all__ = [
     "GRAPHQL_ACCESS_UNREAD",
+    "GRAPHQL_CATALOG_NOTE",
     "MAX_SDL_BYTES",
     "MAX_SDL_TOKENS",
     "ROOTS",
@@ -93,6 +98,12 @@ GRAPHQL_ACCESS_UNREAD = rule(
     "graphql-access-unread",
     Severity.WARNING,
     "A GraphQL field's or type's requiredAccess text does not read as access scopes: what it needs is unknown.",
+    stage="spec",
+)
+GRAPHQL_CATALOG_NOTE = rule(
+    "graphql-catalog-note",
+    Severity.INFO,
+    "A GraphQL schema's provider catalog carries the provider's word on its tokens (what a personal token may do).",
     stage="spec",
 )
 
@@ -477,6 +488,48 @@ _QUERY_MUTATION = re.compile(
     r"`([^`]+)` for queries and both `([^`]+)` as well as `([^`]+)` for mutations\.?", re.IGNORECASE
 )
 
+#: Scope families: requiredAccess sometimes names a family ("Any of `shipping` access scopes", "products or
+#: product_listings read access scope") rather than a scope. A family is read only where a Shopify page lists
+#: its scopes: family -> action -> (scope, page). A query (or subscription) needs the read scope, a mutation
+#: the write scope; a family or action not listed here is not guessed.
+_ACCESS_SCOPES_PAGE = "https://shopify.dev/docs/admin-api/access-scopes"
+_SCOPE_FAMILIES: Mapping[str, Mapping[str, tuple[str, str]]] = {
+    # "read_orders, write_orders: Access to Abandoned checkouts, Customer, Fulfillment, Order, and Transaction."
+    "orders": {"read": ("read_orders", _ACCESS_SCOPES_PAGE), "write": ("write_orders", _ACCESS_SCOPES_PAGE)},
+    # "read_products, write_products: Access to Product, Product Variant, ..."
+    "products": {"read": ("read_products", _ACCESS_SCOPES_PAGE), "write": ("write_products", _ACCESS_SCOPES_PAGE)},
+    # "read_product_listings: Access to Product Listing, and Collection Listing." (no write scope listed)
+    "product_listings": {"read": ("read_product_listings", _ACCESS_SCOPES_PAGE)},
+    # The CarrierService reference calls it the "shipping access scope" and names write_shipping; the
+    # appInstallation example lists the granted handles read_shipping ("Read shipping rates, countries, and
+    # provinces") and write_shipping ("Modify shipping rates, countries, and provinces").
+    # "read_fulfillments, write_fulfillments: Access to Fulfillment Service."
+    "fulfillments": {
+        "read": ("read_fulfillments", _ACCESS_SCOPES_PAGE),
+        "write": ("write_fulfillments", _ACCESS_SCOPES_PAGE),
+    },
+    "shipping": {
+        "read": ("read_shipping", "https://shopify.dev/docs/api/admin-graphql/2025-10/queries/appinstallation"),
+        "write": ("write_shipping", "https://shopify.dev/docs/api/admin-rest/latest/resources/carrierservice"),
+    },
+}
+#: "products or product_listings read access scope": families by bare word, the action said once.
+_FAMILY_ACTION = re.compile(
+    r"(?P<fams>[a-z][a-z_]{0,60}(?:(?:,| or)\s+[a-z][a-z_]{0,60}){0,8})\s+(?P<action>read|write)\s+access\s+scopes?"
+)
+#: "Apps will need one of the following: `fulfillments`, `products` or `custom_fulfillment_services` (in case
+#: of custom fulfillment service). <more sentences>" (FulfillmentService).
+_ONE_OF = re.compile(r"Apps will need one of the following: (?P<items>[^.]{1,600})\.(?:\s+(?P<rest>.*))?", re.DOTALL)
+_ONE_OF_ITEM = re.compile(r"`(?P<name>[a-z][a-z0-9_]{0,80})`(?:\s*\((?P<cond>in case of [^)]{1,120})\))?")
+#: "User must have `read_shopify_payments_disputes` access." (a scope name, in scope syntax).
+_USER_MUST_HAVE = re.compile(r"User must have `(?P<scope>[^`]{1,120})` access")
+#: "The user needs write_themes and an exemption from Shopify to modify themes." (theme mutations)
+_EXEMPTION = re.compile(
+    r"The user needs (?P<scope>(?:read|write)_[a-z_]{1,60}) and an exemption from Shopify to modify "
+    r"(?P<what>[a-z ]{1,40}?)\.(?P<rest>.*)",
+    re.DOTALL,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class AccessReading:
@@ -486,6 +539,17 @@ class AccessReading:
     #: The staff member's permissions ("Also: ..."), user permissions listed as alternatives, in words.
     note: str = ""
     problem: str = ""
+    #: The pages that name the scopes a family stood for ("`shipping` access scopes" -> write_shipping).
+    family_sources: tuple[str, ...] = ()
+
+
+def _family_scope(family: str, role: str) -> tuple[str, str] | None:
+    """The scope (and its page) a family name stands for in a query or a mutation, where a page lists it."""
+    return _SCOPE_FAMILIES.get(family, {}).get("write" if role == "mutation" else "read")
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
 
 
 def read_required_access(text: str, role: str = "query") -> AccessReading:
@@ -503,8 +567,42 @@ def read_required_access(text: str, role: str = "query") -> AccessReading:
         if not all(_SHOPIFY_SCOPE.fullmatch(s) for s in scopes):
             return AccessReading(None, note, "a scope name that is not one")
         return AccessReading((tuple(sorted(set(scopes))),), note)
+    m = _EXEMPTION.fullmatch(main)
+    if m is not None:
+        # The theme mutations: the scope, and an exemption Shopify grants the app on request (an exception
+        # form); without the exemption the scope alone is refused, and no scope the app asks for expresses it.
+        gate = (
+            f"and an exemption from Shopify to modify {m.group('what')}, granted to the app on request "
+            f"(Shopify's exception request form): {m.group('scope')} alone is refused without it"
+        )
+        return AccessReading(((m.group("scope"),),), _join(gate, note))
+    m = _ONE_OF.fullmatch(main)
+    if m is not None:
+        return _read_one_of(m.group("items"), (m.group("rest") or "").strip(), note, role)
+    m = _USER_MUST_HAVE.fullmatch(main.rstrip("."))
+    if m is not None:
+        scope = m.group("scope")
+        if not _SHOPIFY_SCOPE.fullmatch(scope):
+            return AccessReading(None, note, "a scope name that is not one")
+        return AccessReading(((scope,),), note)
     # The first sentence carries the scopes; a second one is advice ("Please contact Shopify Support ...").
-    first = re.split(r"(?<=[a-z`)])\.(?:\s|$)", main, maxsplit=1)[0].strip().rstrip(".")
+    first, *rest = re.split(r"(?<=[a-z`)])\.(?:\s|$)", main, maxsplit=1)
+    first = first.strip().rstrip(".")
+    m = _FAMILY_ACTION.fullmatch(first)
+    if m is not None:
+        # "products or product_listings read access scope": each family with the action said once.
+        fams = [f for f in re.split(r",|\s+or\s+|\s+", m.group("fams")) if f and f != "or"]
+        found = [_SCOPE_FAMILIES.get(f, {}).get(m.group("action")) for f in fams]
+        if not all(found):
+            return AccessReading(None, note, "a scope family no Shopify page pairs with this action")
+        # A second sentence about the user ("The user must have permission to view markets ...") is the staff
+        # member's, as "Also:" is.
+        staff = rest[0].strip() if rest and rest[0].strip().lower().startswith(("the user", "user")) else ""
+        return AccessReading(
+            tuple((x[0],) for x in found if x),
+            _join(staff, note),
+            family_sources=tuple(dict.fromkeys(x[1] for x in found if x)),
+        )
     tokens: list[tuple[str, str]] = []
     for t in _CLAUSE_TOKEN.finditer(first):
         name, lp, rp, comma, word, other = t.groups()
@@ -519,15 +617,46 @@ def read_required_access(text: str, role: str = "query") -> AccessReading:
             tokens.append(("word", w))
         else:
             return AccessReading(None, note, f"unexpected {other!r}")
-    return _read_clause(tokens, note)
+    return _read_clause(tokens, note, role)
 
 
-def _read_clause(tokens: list[tuple[str, str]], note: str) -> AccessReading:
+def _read_one_of(items: str, rest: str, note: str, role: str) -> AccessReading:
+    """ "Apps will need one of the following: `a`, `b` or `c` (in case of ...)": any one of them. An item bound
+    to a case ("in case of custom fulfillment service") holds only then: it is kept out of the alternatives and
+    said in the note, as the sentences after the list (other ways in, the users') are."""
+    parts = [p.strip() for p in re.split(r",|\s+or\s+", items) if p.strip()]
+    alts: list[tuple[str, ...]] = []
+    sources: list[str] = []
+    aside: list[str] = []
+    for part in parts:
+        m = _ONE_OF_ITEM.fullmatch(part)
+        if m is None:
+            return AccessReading(None, note, "the text does not read as access scopes")
+        name = m.group("name")
+        hit = (name, "") if _SHOPIFY_SCOPE.fullmatch(name) else _family_scope(name, role)
+        if m.group("cond") or hit is None:
+            aside.append(f"`{name}`" + (f" ({m.group('cond')})" if m.group("cond") else ""))
+            continue
+        alts.append((hit[0],))
+        if hit[1]:
+            sources.append(hit[1])
+    if not alts:
+        return AccessReading(None, note, "no item of the list reads as an access scope")
+    also = f"also accepted, not read: {', '.join(aside)}" if aside else ""
+    return AccessReading(
+        tuple(dict.fromkeys(alts)), _join(also, rest, note), family_sources=tuple(dict.fromkeys(sources))
+    )
+
+
+def _read_clause(tokens: list[tuple[str, str]], note: str, role: str = "query") -> AccessReading:
     """A tiny grammar: ``expr := and_list``; ``and_list := or_list (("and" | "as well as") or_list)*``;
     ``or_list := item (("," | "or") item)*``; ``item := ["any of"] NAME ["user permission"] | "(" expr ")"``.
     Evaluated iteratively into AND-sets (an OR of AND-sets), user permissions set aside."""
     pos = 0
     user_perms: list[str] = []
+    #: Families an or-list offered that no page pairs (dropped: the other alternatives still suffice).
+    unpaired: list[str] = []
+    sources: list[str] = []
 
     def peek(v: str) -> bool:
         return pos < len(tokens) and tokens[pos][1] == v
@@ -536,6 +665,7 @@ def _read_clause(tokens: list[tuple[str, str]], note: str) -> AccessReading:
     def or_list() -> list[frozenset[str]] | None:
         nonlocal pos
         out: list[frozenset[str]] = []
+        dropped = 0
         while True:
             if peek("any"):
                 pos += 1
@@ -557,6 +687,15 @@ def _read_clause(tokens: list[tuple[str, str]], note: str) -> AccessReading:
                     user_perms.append(name)
                 elif _SHOPIFY_SCOPE.fullmatch(name):
                     out.append(frozenset((name,)))
+                elif re.fullmatch(r"[a-z][a-z0-9_]{0,80}", name):
+                    # A family ("`shipping` access scopes"): its read or write scope, where a page lists it.
+                    hit = _family_scope(name, role)
+                    if hit is None:
+                        unpaired.append(name)
+                        dropped += 1
+                    else:
+                        out.append(frozenset((hit[0],)))
+                        sources.append(hit[1])
                 else:
                     return None
             else:
@@ -564,7 +703,8 @@ def _read_clause(tokens: list[tuple[str, str]], note: str) -> AccessReading:
             if peek(",") or peek("or"):
                 pos += 1
                 continue
-            return out
+            # Dropping an alternative keeps the rest sufficient; a list of nothing but unpaired families is unread.
+            return out if out or not dropped else None
 
     def and_list(nested: bool = False) -> list[frozenset[str]] | None:
         nonlocal pos
@@ -588,12 +728,19 @@ def _read_clause(tokens: list[tuple[str, str]], note: str) -> AccessReading:
     alts = and_list()
     if alts is None or pos != len(tokens):
         return AccessReading(None, note, "the text does not read as access scopes")
-    if user_perms:
-        note = "; ".join(x for x in (f"or the user permission {', '.join(user_perms)}", note) if x)
+    perms = f"or the user permission {', '.join(user_perms)}" if user_perms else ""
+    listed = ", ".join(f"`{u}`" for u in dict.fromkeys(unpaired))
+    dropped = (
+        f"also accepted, not read: the {listed} access scopes (no page in ramscope's family table names "
+        "their read and write scopes)"
+        if unpaired
+        else ""
+    )
+    note = _join(perms, dropped, note)
     if not alts:
         return AccessReading(None, note, "it names user permissions only, no access scope")
     uniq = tuple(dict.fromkeys(tuple(sorted(a)) for a in alts))
-    return AccessReading(uniq, note)
+    return AccessReading(uniq, note, family_sources=tuple(dict.fromkeys(sources)))
 
 
 # --------------------------------------------------------------------------- catalogs (schemas that say nothing)
@@ -614,6 +761,10 @@ class GraphQLCatalog:
     defaults: Mapping[str, tuple[tuple[tuple[str, ...], ...], str, str]]
     #: Root fields whose own description a rule reads ("admin"): pattern -> (alternatives, source, why).
     description_rules: tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], ...], str, str], ...] = ()
+    #: Root fields the provider's pages leave without a scope: label -> (reason, source page).
+    undetermined: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    #: The provider's word on its tokens: (message, source page).
+    notes: tuple[tuple[str, str], ...] = ()
 
     def lookup(self, role: str, label: str, description: str) -> tuple[tuple[tuple[str, ...], ...], str, str] | None:
         hit = self.fields.get(label)
@@ -655,6 +806,8 @@ def graphql_catalogs() -> tuple[GraphQLCatalog, ...]:
                     (re.compile(r["description"]), _alts(r["alternatives"]), r["source"], r.get("why", ""))
                     for r in doc.get("description_rules", ())
                 ),
+                undetermined={k: (str(v["reason"]), str(v["source"])) for k, v in doc.get("undetermined", {}).items()},
+                notes=tuple((str(n["message"]), str(n["source"])) for n in doc.get("notes", ())),
             )
         )
     return tuple(out)
@@ -751,6 +904,11 @@ def _return_access(schema: GqlSchema, type_name: str) -> tuple[str, str]:
         return t.required_access, t.name
     if t.name.endswith("Connection"):
         node = next((f.type_name for f in t.fields if f.name == "nodes"), "")
+        if not node:
+            # A connection without ``nodes`` (CustomerSegmentMemberConnection) lists its nodes under
+            # ``edges { node }``: the same node type, the same statement about it.
+            edge = schema.types.get(next((f.type_name for f in t.fields if f.name == "edges"), ""))
+            node = next((f.type_name for f in edge.fields if f.name == "node"), "") if edge else ""
         nt = schema.types.get(node)
         if nt is not None and nt.required_access:
             return nt.required_access, nt.name
@@ -779,7 +937,8 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
     else:
         endpoint = catalog.endpoint if catalog else "/graphql"
     entries: list[OperationEntry] = []
-    silent: list[tuple[str, str]] = []
+    #: (pointer, label, why its requirements are unknown: "" for "the schema states none")
+    silent: list[tuple[str, str, str]] = []
     shopify_scopes: list[str] = []
     for role in ROOTS:
         type_name = schema.roots.get(role)
@@ -805,6 +964,9 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
                     extra["required_access"] = text
                     if reading.note:
                         extra["also"] = reading.note
+                    if reading.family_sources:
+                        # A scope family ("`shipping` access scopes") was read into scopes: the pages naming them.
+                        extra["scope_sources"] = list(reading.family_sources)
                     if reading.alternatives is None:
                         diags.append(
                             GRAPHQL_ACCESS_UNREAD(
@@ -819,7 +981,7 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
                         shopify_scopes.extend(s for a in reading.alternatives for s in a)
                         source = where
                 else:
-                    silent.append((ptr, label))
+                    silent.append((ptr, label, ""))
             elif catalog is not None:
                 hit = catalog.lookup(role, label, f.description)
                 if hit is not None:
@@ -830,7 +992,15 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
                     if why:
                         extra["why"] = why
                 else:
-                    silent.append((ptr, label))
+                    reason, page = catalog.undetermined.get(label) or (
+                        f"the {catalog.name} catalog gives it no scope: no page of the provider's that it was compiled "
+                        "from names one",
+                        "",
+                    )
+                    extra["undetermined"] = reason
+                    if page:
+                        extra["source_page"] = page
+                    silent.append((ptr, label, reason))
             entries.append(
                 OperationEntry(
                     key=label,
@@ -858,14 +1028,19 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
             )
         )
     else:
-        for ptr, label in silent:
+        for ptr, label, reason in silent:
             diags.append(
                 SECURITY_UNDECLARED(
                     ptr,
-                    f"{label} states no required access, on the field or its return type: what it needs is unknown, "
-                    "not nothing",
+                    f"{label}: {reason}: what it needs is unknown, not nothing"
+                    if reason
+                    else f"{label} states no required access, on the field or its return type: what it needs is "
+                    "unknown, not nothing",
                 )
             )
+    if catalog is not None:
+        for message, page in catalog.notes:
+            diags.append(GRAPHQL_CATALOG_NOTE("", f"{catalog.name}: {message} ({page})", data={"source": page}))
     schemes: tuple[SecurityScheme, ...] = ()
     if has_access and shopify_scopes:
         schemes = (_shopify_scheme(shopify_scopes, customer=customer),)
@@ -892,5 +1067,10 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
             "endpoint": endpoint,
             "form": schema.form,
             **({"catalog": f"{catalog.name}@{catalog.version}"} if catalog else {}),
+            **(
+                {"provider_notes": [{"message": m, "source": s} for m, s in catalog.notes]}
+                if catalog is not None and catalog.notes
+                else {}
+            ),
         },
     )
