@@ -201,3 +201,15 @@ def test_zendesk_admin_note_only_for_administrators_only() -> None:
     assert note["message"].endswith("(Allowed For: Admins)")
     assert note["source"].startswith("https://developer.zendesk.com/api-reference/introduction/doc-conventions/")
     assert op(ix, "UpdateAccountSettings").requirements == ((T("basicAuth"),),)
+
+
+def test_zendesk_catalog_matches_the_host_only() -> None:
+    """The catalog's paths are Zendesk's own (/api/v2/...): a spec whose server carries /api/v2 is not
+    matched (its paths would start below it), nor is a host that only ends in zendesk.com."""
+    from ramscope.providers import catalog_for_servers
+
+    hit = catalog_for_servers(["https://acme.zendesk.com"])
+    assert hit is not None
+    assert hit.name == "zendesk"
+    assert catalog_for_servers(["https://acme.zendesk.com/api/v2"]) is None
+    assert catalog_for_servers(["https://evilzendesk.com"]) is None

@@ -22,7 +22,9 @@ from .hand import build_hand, normalise_path
 __all__ = ["NAME", "SERVERS", "build", "normalise_path"]
 
 NAME = "zendesk"
-SERVERS: tuple[str, ...] = (r"^https://[a-z0-9][a-z0-9-]*\.zendesk\.com(/api/v2)?$",)
+#: The host only: the catalog's paths are Zendesk's own (``/api/v2/...``), so a spec whose server
+#: carries ``/api/v2`` (its paths then start below it) is not matched rather than matched wrongly.
+SERVERS: tuple[str, ...] = (r"^https://[a-z0-9][a-z0-9-]*\.zendesk\.com$",)
 
 
 def build(vendor_dir: Path) -> bytes:
