@@ -348,3 +348,15 @@ def test_quickbooks_accounting_scope_for_every_operation_and_not_expressible(
     assert c.scopes == ["com.intuit.quickbooks.payment"]
     assert c.requirements_source == "quirk:quickbooks-payments scopes-by-method"
     assert "not-expressible-in-token" in codes(report)
+
+
+def test_cloudflare_reads_pick_a_read_group_writes_a_write_group(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Cloudflare's x-api-token-group: a GET picks the Read group of those listed (also where `security`
+    names only the global key), a DELETE the Write group."""
+    _, a = one(derive, server, "/shapes-cloudflare.json", "email-routing-routing-rules-get-routing-rule", "AGENT")
+    assert a.scopes == ["Email Routing Rules Read"]
+    assert a.requirements_source == "x-api-token-group"
+    _, b = one(derive, server, "/shapes-cloudflare.json", "worker-delete-script-secret", "AGENT")
+    assert b.scopes == ["Workers Scripts Write"]

@@ -213,3 +213,14 @@ def test_zendesk_catalog_matches_the_host_only() -> None:
     assert hit.name == "zendesk"
     assert catalog_for_servers(["https://acme.zendesk.com/api/v2"]) is None
     assert catalog_for_servers(["https://evilzendesk.com"]) is None
+
+
+def test_cloudflare_token_groups_beside_a_key_only_security() -> None:
+    """Cloudflare lists API-token groups on operations whose `security` names only the global key pair
+    (email routing): each group is an alternative beside the key pair, never dropped."""
+    e = op(index("shapes-cloudflare.json"), "email-routing-routing-rules-get-routing-rule")
+    assert e.requirements == (
+        (T("api_email"), T("api_key")),
+        (T("x-api-token-group", ("Email Routing Rules Write",)),),
+        (T("x-api-token-group", ("Email Routing Rules Read",)),),
+    )
