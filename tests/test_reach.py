@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from ramscope import Settings
 from ramscope.derive import Engine
-from ramscope.derive.reach import rank_by_reach
+from ramscope.derive.reach import BARE, rank_by_reach
 from ramscope.manifest import IdentityType
 from ramscope.privilege import Alternative, Atom
 from ramscope.providers import shipped_universe
 from ramscope.providers.authserver import GOOGLE
 from ramscope.providers.reach import Level, Principal, Reach, classify
-from ramscope.specs.model import SchemeRequirement
+from ramscope.specs.model import SchemeRequirement, SchemeType
 from tests.support.httpserver import LocalHTTPServer
 
 AUTH = "https://www.googleapis.com/auth/"
@@ -186,6 +186,25 @@ def test_anonymous_access_ranks_below_every_permission() -> None:
     table = {"r": Reach("r", Level.READ)}
     r = rank_by_reach([_alt("r"), _alt()], _reach_of(table), operation_id="x", identity=IdentityType.AGENT)
     assert [a.scopes for a in r.eligible] == [[]]
+
+
+def _key() -> Alternative:
+    """PagerDuty's account API key: a credential naming no permission."""
+    return Alternative(
+        frozenset({Atom("https://api.example#api_key", type=SchemeType.API_KEY)}), (SchemeRequirement("api_key"),)
+    )
+
+
+def test_a_bare_key_is_set_aside_for_a_named_permission_of_any_level() -> None:
+    """A scoped write (PagerDuty incidents.write) beats the account-wide key; the key alone stays the pick."""
+    table = {s: Reach(s, lv) for s, lv in (("incidents.write", Level.WRITE), ("incidents.read", Level.READ))}
+    for scope in ("incidents.write", "incidents.read"):
+        r = rank_by_reach([_key(), _alt(scope)], _reach_of(table), operation_id="x", identity=IdentityType.AGENT)
+        assert [a.scopes for a in r.eligible] == [[scope]]
+        assert [why for _, why in r.set_aside] == [BARE]
+    alone = rank_by_reach([_key()], _reach_of(table), operation_id="x", identity=IdentityType.AGENT)
+    assert alone.eligible == (_key(),)
+    assert alone.set_aside == ()
 
 
 _LEVELS = st.sampled_from([Level.READ, Level.WRITE, Level.MANAGE, Level.UNKNOWN])

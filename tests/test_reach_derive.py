@@ -169,11 +169,54 @@ def test_datadog_app_key_scoped_by_x_permission(derive: Callable[..., Report], s
     assert a.requirements_source == "x-permission"
 
 
+@pytest.mark.parametrize(
+    ("op", "scopes"),
+    [
+        ("ListLogs", ["logs_read_data"]),
+        ("ListLogsGet", ["logs_read_data"]),
+        ("GetMonitorNotificationRule", ["monitors_read"]),
+        ("CreateMonitorNotificationRule", ["monitor_config_policy_write"]),
+        ("CreateOnCallPageFromIncident", ["incident_write", "oncall_page"]),
+    ],
+)
+def test_datadog_v2_app_key_gets_the_operations_permission(
+    derive: Callable[..., Report], server: LocalHTTPServer, op: str, scopes: list[str]
+) -> None:
+    """Datadog v2: an AGENT's application key is scoped to x-permission (reads read, writes write, AND all)."""
+    _, a = one(derive, server, "/datadog-v2.json", op, "AGENT")
+    assert a.scopes == scopes
+    assert a.requirements_source == "x-permission"
+
+
+def test_datadog_v2_or_list_is_any_one_and_ambiguous(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Datadog v2 ListIncidentRules (operator OR): one of its two permissions, never both; the tie is reported."""
+    report, a = one(derive, server, "/datadog-v2.json", "ListIncidentRules", "AGENT")
+    assert a.scopes == ["incident_notification_settings_read"]
+    (diag,) = [d for d, _ in report.diagnostics if d.code == "ambiguous-scope-choice"]
+    assert diag.data["candidates"] == ["incident_notification_settings_read", "incident_settings_read"]
+
+
+def test_datadog_v2_intake_is_the_bare_api_key(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Datadog v2 SubmitLog takes an API key only: no permission is named, none is invented."""
+    _, a = one(derive, server, "/datadog-v2.json", "SubmitLog", "AGENT")
+    assert a.complete
+    assert a.scopes == []
+    assert a.requirements == [[{"scheme": "apiKeyAuth", "type": "apiKey", "scopes": []}]]
+
+
 def test_pagerduty_scope_from_its_extension(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """PagerDuty: x-pd-requires-scope is the scoped-OAuth alternative an END_USER can use."""
     _, a = one(derive, server, "/shapes-pagerduty.json", "listIncidents")
     assert a.scopes == ["incidents.read"]
     assert a.requirements_source == "x-pd-requires-scope"
+
+
+def test_pagerduty_write_is_its_write_scope(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """PagerDuty createIncident: the scoped-OAuth write scope, for a user or for the app itself."""
+    for identity in ("END_USER", "AGENT"):
+        _, a = one(derive, server, "/shapes-pagerduty.json", "createIncident", identity)
+        assert a.scopes == ["incidents.write"]
+        assert a.requirements_source == "x-pd-requires-scope"
 
 
 def test_figma_get_file_is_file_content_read(derive: Callable[..., Report], server: LocalHTTPServer) -> None:

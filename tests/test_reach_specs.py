@@ -48,11 +48,75 @@ def test_datadog_x_permission_scopes_the_application_key() -> None:
     assert "x-permission" in ix.scheme_map
 
 
+def test_datadog_v2_log_query_gets_its_read_permission() -> None:
+    """Datadog v2 ListLogs (a read-only query): the application key is scoped to logs_read_data."""
+    e = op(index("datadog-v2.json"), "ListLogs")
+    assert e.requirements == (
+        (T("AuthZ", ("logs_read_data",)),),
+        (T("apiKeyAuth"), T("x-permission", ("logs_read_data",))),
+    )
+    assert e.security_source == "operation+x-permission"
+
+
+def test_datadog_v2_root_security_is_scoped_too() -> None:
+    """Datadog v2 ListLogsGet inherits the root security: its key pair is scoped, the bare AuthZ stays."""
+    e = op(index("datadog-v2.json"), "ListLogsGet")
+    assert e.requirements == ((T("AuthZ"),), (T("apiKeyAuth"), T("x-permission", ("logs_read_data",))))
+    assert e.security_source == "root+x-permission"
+
+
+def test_datadog_v2_monitor_write_gets_its_write_permission() -> None:
+    """Datadog v2: a monitor read gets monitors_read; a notification-rule write its write permission."""
+    ix = index("datadog-v2.json")
+    assert (T("apiKeyAuth"), T("x-permission", ("monitors_read",))) in op(ix, "GetMonitorNotificationRule").requirements
+    assert op(ix, "CreateMonitorNotificationRule").requirements == (
+        (T("AuthZ"),),
+        (T("apiKeyAuth"), T("x-permission", ("monitor_config_policy_write",))),
+    )
+
+
+def test_datadog_v2_or_list_is_any_one_and_list_all_of() -> None:
+    """Datadog v2 operator OR: one key alternative per permission; AND: one alternative holding them all."""
+    ix = index("datadog-v2.json")
+    assert op(ix, "ListIncidentRules").requirements == (
+        (T("AuthZ", ("incident_settings_read",)),),
+        (T("apiKeyAuth"), T("x-permission", ("incident_settings_read",))),
+        (T("apiKeyAuth"), T("x-permission", ("incident_notification_settings_read",))),
+    )
+    assert op(ix, "CreateOnCallPageFromIncident").requirements == (
+        (T("AuthZ", ("incident_write",)),),
+        (T("apiKeyAuth"), T("x-permission", ("incident_write", "oncall_page"))),
+    )
+
+
+def test_datadog_v2_intake_and_open_operations_stay_credential_only() -> None:
+    """Datadog v2 SubmitLog (API key only) and the OPEN key checks name no permission: security as is."""
+    ix = index("datadog-v2.json")
+    submit = op(ix, "SubmitLog")
+    assert submit.requirements == ((T("apiKeyAuth"),),)
+    assert "extensions" not in submit.extra
+    assert op(ix, "Validate").requirements == ((T("apiKeyAuth"),),)
+    keys = op(ix, "ValidateAPIKey")
+    assert keys.requirements == ((T("apiKeyAuth"), T("appKeyAuth")), (T("AuthZ"),))
+    assert keys.security_source == "operation"
+
+
 def test_pagerduty_scope_is_an_alternative_beside_the_api_key() -> None:
     """PagerDuty: the account-wide key stays; the scoped OAuth alternative is added."""
     ix = index("shapes-pagerduty.json")
     assert op(ix, "listIncidents").requirements == ((T("api_key"),), (T("x-pd-requires-scope", ("incidents.read",)),))
     assert op(ix, "listAbilities").requirements == ((T("api_key"),),)
+
+
+def test_pagerduty_write_scope_and_the_operations_that_name_none() -> None:
+    """PagerDuty createIncident gets incidents.write; automation actions and /v3 schedules name no scope
+    (68 of 465 in PagerDuty/api-schema, none "Scoped OAuth requires:"): the account API key only."""
+    ix = index("shapes-pagerduty.json")
+    assert op(ix, "createIncident").requirements == ((T("api_key"),), (T("x-pd-requires-scope", ("incidents.write",)),))
+    for op_id in ("getAllAutomationActions", "listSchedulesV3"):
+        e = op(ix, op_id)
+        assert e.requirements == ((T("api_key"),),)
+        assert "extensions" not in e.extra
 
 
 def test_cloudflare_token_groups_are_any_one_of() -> None:
@@ -67,13 +131,44 @@ def test_cloudflare_token_groups_are_any_one_of() -> None:
     assert not any(alt == (T("api_token"),) for alt in e.requirements)
 
 
-def test_zoom_macro_and_granular_scopes_are_any_one_of() -> None:
-    """Zoom: every macro and granular scope is an alternative; the unscoped OAuth one is gone."""
+def test_zoom_granular_scopes_are_any_one_of_and_classic_ones_offered() -> None:
+    """Zoom: each granular scope of `x-extensions` is an alternative of its own, in place of `security`'s one
+    requirement naming all four beside the Authorization header; the classic scopes are offered."""
     e = op(index("shapes-zoom.json"), "meetings")
-    assert sorted(alt[0].scopes[0] for alt in e.requirements) == [
-        "meeting:read", "meeting:read:admin", "meeting:read:list_meetings", "meeting:read:list_meetings:admin",
-    ]  # fmt: skip
-    assert {a["source"] for a in e.extra["extensions"]["alternatives"]} == {"x-macro-scopes", "x-granular-scopes"}
+    assert e.requirements == (
+        (T("openapi_oauth", ("meeting:read:list_meetings",)),),
+        (T("openapi_oauth", ("meeting:read:list_meetings:admin",)),),
+    )
+    assert e.security_source == "operation+x-granular-scopes"
+    offered = e.extra["extensions"]["offered"]
+    assert [(o["source"], o["kind"], o["requirement"]) for o in offered] == [
+        ("x-macro-scopes", "classic", [["openapi_oauth", ["meeting:read:admin"]]]),
+        ("x-macro-scopes", "classic", [["openapi_oauth", ["meeting:read"]]]),
+    ]
+    assert offered[0]["reference"] == "https://developers.zoom.us/docs/integrations/migrate/"
+
+
+def test_zoom_a_single_list_is_read_alone() -> None:
+    """Zoom operations with classic scopes only (devices) or granular only (recording analytics)."""
+    ix = index("shapes-zoom.json")
+    assert op(ix, "listDevices").requirements == (
+        (T("openapi_oauth", ("device:read:admin",)),),
+        (T("openapi_oauth", ("device:write:admin",)),),
+    )
+    assert op(ix, "listDevices").security_source == "operation+x-macro-scopes"
+    assert op(ix, "analytics_details").security_source == "operation+x-granular-scopes"
+    assert len(op(ix, "analytics_details").requirements) == 3
+
+
+def test_confluence_v2_granular_scopes_are_current_and_required() -> None:
+    """Confluence v2 lists only granular scopes, as `Current`: they are the requirement, nothing is offered."""
+    ix = index("shapes-confluence.json")
+    e = op(ix, "getPageById")
+    assert e.requirements == ((T("basicAuth"),), (T("oAuthDefinitions", ("read:page:confluence",)),))
+    assert "offered" not in e.extra.get("extensions", {})
+    assert op(ix, "createSpaceProperty").requirements[1] == (
+        T("oAuthDefinitions", ("read:space:confluence", "write:space:confluence")),
+    )
 
 
 def test_box_requires_admin_is_a_note_not_a_permission() -> None:

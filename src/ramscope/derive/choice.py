@@ -37,6 +37,7 @@ from ..providers.reach import (
     operation_note,
     permission_family,
     provider_of,
+    provider_of_servers,
 )
 from ..providers.universe import Universe
 from ..specs.model import FlowKind, OperationEntry, SchemeRequirement, SchemeType, SpecKind
@@ -340,6 +341,8 @@ class Choosing(RunState):
                 cs = p.catalog.scheme_map.get(scheme_name)
                 app_only = cs is not None and cs.flow_kinds == frozenset({FlowKind.CLIENT_CREDENTIALS})
             else:
+                # Zoom's `:admin` / `:master` suffixes: its own naming rule, by the spec's server.
+                provider = provider_of_servers(index.extra.get("servers") or ())
                 # A provider's own words over a spec's: a foreign spec may describe a provider's scope otherwise.
                 description = next((u.descriptions[scope] for u in self.space.universes if scope in u.descriptions), "")
                 if not description:

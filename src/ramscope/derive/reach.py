@@ -18,7 +18,10 @@ alternative opens. Before it runs, the alternatives are ranked by their permissi
    (creating a file with ``drive.file``), or the policy opts into it (``[[slice]]``).
    Legacy spellings with a current replacement come after every current alternative.
 3. **Level.** Among what is left, the lowest level: read < write < manage. A write permission is
-   never the pick for an operation that a listed read permission does.
+   never the pick for an operation that a listed read permission does. A bare credential (a key or
+   a token naming no permission: PagerDuty's account API key beside its scoped OAuth) says nothing
+   of what it reaches, usually the whole account: where an alternative naming a permission is
+   left, the bare credential is set aside, whatever that permission's level.
 
 Only then does the lattice choose (and only these alternatives reach the tier search).
 """
@@ -33,11 +36,14 @@ from ..manifest import IdentityType
 from ..privilege import Alternative
 from ..providers.reach import Level, Principal, Reach
 
-__all__ = ["CONFINED", "Ranked", "rank_by_reach"]
+__all__ = ["BARE", "CONFINED", "Ranked", "rank_by_reach"]
 
 #: Why a general alternative is set aside where the operation stays inside a slice that does the job
 #: (the provider's least marks may still prefer it: ``derive.choice``).
 CONFINED = "reaches all the data, where a permission confined to the operation's own slice does the job"
+
+#: Why a bare credential is set aside where an alternative naming a permission does the job.
+BARE = "a credential naming no permission (it may reach everything), where one naming a permission is listed"
 
 #: (scheme name, scope) -> the scope's class.
 ReachOf = Callable[[str, str], Reach]
@@ -151,6 +157,12 @@ def rank_by_reach(
             set_aside.append((k.alt, "a legacy permission with a current replacement: " + _deprecated(k)))
         elif k.principal is Principal.ADMIN:
             set_aside.append((k.alt, "an administrator's permission, where a user's own does the job"))
+    # A write permission that says what it reaches beats a bare key that may reach everything.
+    if any(k.reaches for k in pool):
+        for k in pool:
+            if k.alt.atoms and not k.reaches:
+                set_aside.append((k.alt, BARE))
+        pool = [k for k in pool if k.reaches or not k.alt.atoms]
     low = min((k.rank for k in pool), default=0)
     inside = any(k.inside for k in pool if k.rank == low)
     eligible = []

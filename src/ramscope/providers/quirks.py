@@ -29,6 +29,8 @@ quirk, so a report says where each pick came from:
   a ``requires-admin`` diagnostic, not a permission);
 * ``anonymous: offered``: the empty (anonymous) alternative is a condition of the site, offered,
   not picked;
+* ``added_flows``: grants the provider documents beside those the spec declares (Zoom's
+  Server-to-Server OAuth: the account-credentials grant an app holds its own token by);
 * ``not_expressible``: providers whose tokens cannot express least privilege at all (Salesforce,
   ClickUp): a diagnostic says so plainly (:func:`not_expressible`);
 * ``allowed_for``: the role an operation's description says may call it, where the provider
@@ -201,7 +203,9 @@ class _Apply:
         scoped (Sentry's auth tokens, GitLab's personal access tokens): an OAuth-typed scheme of
         the same name, so its scopes are grants (the spec's scope lists, or the quirk's)."""
         o = (self.q.raw.get("scheme_overrides") or {}).get(s.name)
-        if not isinstance(o, Mapping) or s.type is SchemeType.OAUTH2:
+        if s.type is SchemeType.OAUTH2:
+            return self._added_flows(s)
+        if not isinstance(o, Mapping):
             return s
         flows = tuple(
             OAuthFlow(FlowKind(str(f["kind"])), str(f.get("authorization_url", "")), str(f.get("token_url", "")))
@@ -215,6 +219,30 @@ class _Apply:
             inferred=True,
             namespace=str(o.get("namespace", "")),
         )
+
+    def _added_flows(self, s: SecurityScheme) -> SecurityScheme:
+        """An OAuth scheme with the grants the provider documents beside those its spec declares
+        (Zoom's files declare the user's authorization code only; its Server-to-Server apps get the
+        account's token by an account-credentials grant, which is how an agent holds its scopes)."""
+        a = self.q.raw.get("added_flows")
+        if not isinstance(a, Mapping):
+            return s
+        have = {f.kind for f in s.flows}
+        scopes = next((x.scopes for x in s.flows), ())
+        new = tuple(
+            OAuthFlow(
+                FlowKind(str(f["kind"])),
+                str(f.get("authorization_url", "")),
+                str(f.get("token_url", "")),
+                scopes=scopes,
+            )
+            for f in a.get("flows", ())
+            if FlowKind(str(f["kind"])) not in have
+        )
+        if not new:
+            return s
+        what = f"{a.get('description', '')}; {a['source']}".strip("; ")
+        return replace(s, flows=(*s.flows, *new), description=f"{s.description} ({what})".strip())
 
     def run(self) -> SpecIndex:
         ops = tuple(self._entry(op) for op in self.index.operations)

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from functools import cache
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -45,6 +46,7 @@ __all__ = [
     "operation_note",
     "permission_family",
     "provider_of",
+    "provider_of_servers",
     "reach_table_version",
 ]
 
@@ -140,6 +142,15 @@ def provider_of(scope: str, hint: str = "") -> str:
         return "google"
     if scope.startswith(GRAPH_PREFIX):
         return "microsoft-graph"
+    return ""
+
+
+def provider_of_servers(servers: Sequence[str]) -> str:
+    """The provider whose own scope-naming rules apply to a spec served at ``servers`` (``zoom``), or ``""``."""
+    for url in servers:
+        host = (urlsplit(str(url)).hostname or "").lower()
+        if host == "zoom.us" or host.endswith(".zoom.us"):
+            return "zoom"
     return ""
 
 
@@ -279,6 +290,33 @@ def _principal(provider: str, name: str, description: str) -> tuple[Principal, s
     return Principal.USER, ""
 
 
+#: Zoom's scope levels: a scope without a suffix reaches the authorizing user's own data, `:admin`
+#: every user's of the account, `:master` the sub accounts' too (classic and granular scopes alike).
+ZOOM_SCOPE_LEVELS = "https://developers.zoom.us/docs/integrations/oauth-scopes-granular/"
+_ZOOM_LEVEL = re.compile(r":(admin|master)(?=:|$)")  # classic ones put it mid-name: meeting_token:read:admin:x
+
+
+def _classify_zoom(scope: str, name: str) -> Reach:
+    """Zoom's names say both: ``<service>:<action>[:<data>]`` with the action second (`read`, `write`,
+    `update`, `patch`, `delete`), and a level suffix whose data it reaches (`meeting:read:admin` reads every
+    user's meetings: whose data, not what it may do)."""
+    suffix = _ZOOM_LEVEL.search(name)
+    bare = name[: suffix.start()] + name[suffix.end() :] if suffix else name
+    parts = bare.split(":")
+    action = parts[1] if len(parts) > 1 else ""
+    if action == "read":
+        level, why = Level.READ, f"Zoom's action in {name!r} is read"
+    elif action in ("write", "update", "patch", "delete"):
+        level, why = Level.WRITE, f"Zoom's action in {name!r} is {action}"
+    else:
+        level, why = _level(bare, "")
+    if suffix is None:
+        return Reach(scope, level, Principal.USER, source="name", why=f"{why}; the user's own data")
+    reach = "every user of the account" if suffix.group(1) == "admin" else "the sub accounts too"
+    return Reach(scope, level, Principal.ADMIN, source=ZOOM_SCOPE_LEVELS,
+                 why=f"{why}; Zoom's :{suffix.group(1)} level reaches {reach}")  # fmt: skip
+
+
 def classify(scope: str, description: str = "", *, provider: str = "", app_only: bool = False) -> Reach:
     """The class of ``scope`` (see the module docstring): the reviewed table first, then the rules.
 
@@ -295,6 +333,8 @@ def classify(scope: str, description: str = "", *, provider: str = "", app_only:
         from ._reach_github import classify_github  # noqa: PLC0415 - the provider's rules, loaded when used
 
         reach = classify_github(scope, name, description, app_only=app_only)
+    elif provider == "zoom":
+        reach = _classify_zoom(scope, name)
     else:
         level, why = _level(name, description)
         principal, pwhy = _principal(provider, name, description)

@@ -18,6 +18,8 @@ extension                               reading
 ``x-permission`` (Datadog)              ``{operator: OR|AND, permissions}``: the permissions a
                                         scoped application key needs; the key term of each key
                                         alternative becomes a scoped one (one per permission for OR).
+                                        ``operator: OPEN`` (no permissions) names none: the
+                                        unscoped key terms stay as ``security`` has them.
 ``x-pd-requires-scope`` (PagerDuty)     the scope of PagerDuty's scoped OAuth (app or user);
                                         an alternative beside the account-wide API key.
 ``x-api-token-group`` (Cloudflare)      API-token permission groups, any one of them: the token
@@ -26,8 +28,14 @@ extension                               reading
                                         per group is added beside it).
 ``x-cfPermissionsRequired`` (Cloudflare) ``{enum: [...]}`` permission keys, any one of them, read
                                         the same way where ``x-api-token-group`` is absent.
-``x-macro-scopes`` / ``x-granular-scopes`` (Zoom)  classic and granular scopes, any one of them
-                                        (Zoom lists every level that satisfies the call).
+``x-granular-scopes`` / ``x-macro-scopes`` (Zoom)  granular and classic scopes, any one of them
+                                        (Zoom lists every level that satisfies the call), on the
+                                        operation or, as Zoom publishes them, in its
+                                        ``x-extensions`` object; they replace ``security``'s
+                                        listing of the same scopes as one all-of requirement.
+                                        Where both are listed, the classic ones are *offered*
+                                        (Zoom asks apps to migrate to granular scopes), picked
+                                        only when a policy prefers them.
 ``x-box-requires-admin`` (Box)          not a permission: the calling user must be an admin or
                                         co-admin; recorded as a note on the operation.
 ======================================  ===========================================================
@@ -184,7 +192,7 @@ def read_extensions(
     op: Mapping[str, Any], reqs: Requirements | None, schemes: Mapping[str, SecurityScheme]
 ) -> ExtensionReading | None:
     """The operation's requirements with its vendor extensions read; ``None`` when it has none."""
-    if not any(k in op for k in EXTENSIONS):
+    if not any(k in op for k in EXTENSIONS) and _zoom_nested(op) is None:
         return None
     acc = _Acc(reqs)
     _atlassian(op.get("x-atlassian-oauth2-scopes"), acc, schemes)
@@ -284,8 +292,12 @@ def _retarget(
 def _datadog(raw: Any, acc: _Acc, schemes: Mapping[str, SecurityScheme]) -> None:
     if not isinstance(raw, dict):
         return
-    perms = _names(raw.get("permissions"))
     operator = str(raw.get("operator", "OR")).upper()
+    if operator == "OPEN":
+        # Datadog's "open" operations (key validation, org configs, containers...) name no
+        # permission: any valid key pair calls them, which the unscoped terms already say.
+        return
+    perms = _names(raw.get("permissions"))
     if perms is None or operator not in ("OR", "AND"):
         return
 
@@ -328,9 +340,34 @@ def _cloudflare(raw: Any, synth: str, source: str, acc: _Acc, schemes: Mapping[s
     return False
 
 
+#: Zoom: "Your existing apps can continue to use classic scopes, but we encourage you to migrate them
+#: to use granular scopes".
+ZOOM_MIGRATE = "https://developers.zoom.us/docs/integrations/migrate/"
+#: Zoom's extensions, as its endpoints.json files nest them in the operation's ``x-extensions``.
+_ZOOM_KEYS = ("x-granular-scopes", "x-macro-scopes")
+
+
+def _zoom_nested(op: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    nested = op.get("x-extensions")
+    if isinstance(nested, Mapping) and any(k in nested for k in _ZOOM_KEYS):
+        return nested
+    return None
+
+
+def _authorization_header(name: str, schemes: Mapping[str, SecurityScheme]) -> bool:
+    """An API key sent in the ``Authorization`` header: the header an OAuth bearer token is sent in."""
+    s = schemes.get(name)
+    return (
+        s is not None and s.type is SchemeType.API_KEY and s.api_key_in == "header"
+        and s.api_key_name.strip().lower() == "authorization"
+    )  # fmt: skip
+
+
 def _zoom(op: Mapping[str, Any], acc: _Acc, schemes: Mapping[str, SecurityScheme]) -> None:
-    lists = [(k, _names(op.get(k))) for k in ("x-granular-scopes", "x-macro-scopes")]
-    if not any(v for _, v in lists):
+    source = _zoom_nested(op) or op
+    lists = [(k, _names(source.get(k))) for k in _ZOOM_KEYS]
+    listed = {s for _, v in lists for s in v or ()}
+    if not listed:
         return
     oauth = _oauth_schemes(schemes)
     used = [t.scheme for a in acc.reqs or [] for t in a if t.scheme in oauth]
@@ -338,11 +375,37 @@ def _zoom(op: Mapping[str, Any], acc: _Acc, schemes: Mapping[str, SecurityScheme
     if not scheme:
         return
     if acc.reqs is not None:
-        # The unscoped OAuth alternative stood for "some scope": the lists say which.
-        acc.reqs = [a for a in acc.reqs if not (len(a) == 1 and a[0] == SchemeRequirement(scheme))]
-    for source, scopes in lists:
+        # Zoom's `security` names every listed scope in one requirement (and, beside it, the
+        # Authorization header that carries the token as an API key), or the OAuth scheme alone:
+        # both stand for "one of the scopes the lists name", which the lists then say one by one.
+        def restates(alt: Requirement) -> bool:
+            terms = [t for t in alt if t.scheme == scheme]
+            return (
+                len(terms) == 1
+                and set(terms[0].scopes) <= listed
+                and all(t.scheme == scheme or (not t.scopes and _authorization_header(t.scheme, schemes)) for t in alt)
+            )
+
+        acc.reqs = [a for a in acc.reqs if not restates(a)]
+    granular = dict(lists)["x-granular-scopes"]
+    for key, scopes in lists:
         for s in scopes or ():
-            acc.add((SchemeRequirement.of(scheme, [s]),), source)
+            alt = (SchemeRequirement.of(scheme, [s]),)
+            if key == "x-macro-scopes" and granular:
+                # Classic scopes are what apps made before granular scopes still hold; Zoom asks apps to
+                # migrate to the granular ones, which replace them: offered, picked when a policy prefers.
+                acc.offered.append(
+                    {
+                        "source": key,
+                        "state": "classic",
+                        "kind": "classic",
+                        "condition": "for an app still on Zoom's classic scopes",
+                        "reference": ZOOM_MIGRATE,
+                        "requirement": reqs_to_json((alt,))[0],
+                    }
+                )
+            else:
+                acc.add(alt, key)
 
 
 def offered_requirements(extra: Mapping[str, Any]) -> list[tuple[str, Requirement, Mapping[str, Any]]]:
