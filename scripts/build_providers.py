@@ -8,7 +8,7 @@ Sources:
   `test` extra); provenance = the package name and version.
 - microsoft-graph: vendor/microsoft-graph/ (permissions.json, LICENSE, SOURCES.md).
 - github: vendor/github/ (github/docs REST permission data, LICENSE, SOURCES.md).
-- notion, docusign, stripe-restricted-keys, intercom: vendor/<name>/catalog.json (compiled by hand from the
+- notion, docusign, stripe-restricted-keys, intercom, zendesk: vendor/<name>/catalog.json (compiled by hand from the
   provider's documentation, each entry with its page; ramscope.providers.hand).
 - monday: vendor/monday/catalog.json -> monday.graphql.json, a GraphQL catalog keyed by root field
   (ramscope.providers.graphql_hand).
@@ -71,7 +71,7 @@ def build_catalog(name: str) -> bytes:
     return data
 
 
-CATALOGS_NAMES = ("microsoft-graph", "github", "notion", "docusign", "stripe-restricted-keys", "intercom")
+CATALOGS_NAMES = ("microsoft-graph", "github", "notion", "docusign", "stripe-restricted-keys", "intercom", "zendesk")
 #: Hand catalogs of GraphQL root fields, compiled to providers/data/<name>.graphql.json.
 GRAPHQL_HAND_NAMES = ("monday",)
 

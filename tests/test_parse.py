@@ -99,6 +99,13 @@ def test_yaml_scalars_stay_json_compatible() -> None:
     assert doc == {"version": "2024-01-02", "200": "ok", "flag": True}
 
 
+@pytest.mark.parametrize("positions", [True, False])
+def test_yaml_plain_equals_sign_is_a_string(positions: bool) -> None:
+    """A plain ``=`` (YAML 1.1's "value" type; Zendesk's trigger examples have ``change: =``) is "="."""
+    doc = parse_bytes(b"change: =\nitems: [=, x]\n", source="s.yaml", fmt="yaml", limits=Limits(positions=positions))
+    assert doc.value == {"change": "=", "items": ["=", "x"]}
+
+
 def test_yaml_flow_style_with_brace_is_sniffed() -> None:
     """A document starting with '{' that is YAML, not JSON, still loads when sniffing."""
     doc = parse_bytes(b"{a: 1, b: [x, y]}", source="<stdin>").value

@@ -351,3 +351,80 @@ def test_box_scopes_by_path(derive: Callable[..., Report], server: LocalHTTPServ
     assert a.requirements_source == "quirk:box scopes-by-path"
     _, b = one(derive, server, "/box.json", "post_users")
     assert b.scopes == ["manage_managed_users"]
+
+
+def test_zendesk_read_for_gets_write_for_writes(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Zendesk (basicAuth only in its spec): a GET needs the OAuth scope read, a POST or PUT write, per
+    Zendesk's scopes page; the basic credential stays offered as full access."""
+    report, a = one(derive, server, "/shapes-zendesk.json", "ListTickets")
+    assert a.scopes == ["read"]
+    assert a.requirements_source == f"catalog:zendesk@{snapshot_versions()['catalog:zendesk']}"
+    assert [(o["source"], o["kind"]) for o in a.options] == [("spec", "full-access")]
+    assert a.provider_notes == []
+    assert "requires-admin" not in codes(report)
+    _, b = one(derive, server, "/shapes-zendesk.json", "CreateTicket")
+    assert b.scopes == ["write"]
+    _, c = one(derive, server, "/shapes-zendesk.json", "ShowTicket", "AGENT")
+    assert c.scopes == ["read"]
+
+
+def test_zendesk_admin_only_endpoints_say_administrator(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """An endpoint Zendesk allows for admins only (its "Allowed For" section) gets a requires-admin note;
+    one also allowed for some agents does not."""
+    report, a = one(derive, server, "/shapes-zendesk.json", "UpdateAccountSettings", "AGENT")
+    assert a.scopes == ["write"]
+    assert [(n["source"], n["principal"]) for n in a.provider_notes] == [("quirk:zendesk", "administrator")]
+    assert a.provider_notes[0]["message"].endswith("(Allowed For: Admins)")
+    assert a.provider_notes[0]["reference"].startswith("https://developer.zendesk.com/")
+    assert "requires-admin" in codes(report)
+    _, b = one(derive, server, "/shapes-zendesk.json", "ListAuditLogs", "AGENT")
+    assert b.scopes == ["read"]
+    assert [n["principal"] for n in b.provider_notes] == ["administrator"]
+    report, c = one(derive, server, "/shapes-zendesk.json", "DeleteTicket", "AGENT")
+    assert c.scopes == ["write"]
+    assert c.provider_notes == []
+    assert "requires-admin" not in codes(report)
+
+
+def test_zendesk_patch_and_the_token_endpoint_keep_the_spec_credential(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Zendesk's scopes page names no scope for PATCH, and the grant-type token endpoint is not under
+    /api/v2: both stay with the spec's basic credential, no scope guessed."""
+    _, a = one(derive, server, "/shapes-zendesk.json", "UpdateDecisionApprovalRequest", "AGENT")
+    assert a.requirements_source == "spec"
+    assert a.scopes == []
+    _, b = one(derive, server, "/shapes-zendesk.json", "CreateTokenForGrantType", "AGENT")
+    assert b.requirements_source == "spec"
+    assert b.scopes == []
+
+
+def test_quickbooks_accounting_scope_for_every_operation_and_not_expressible(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """QuickBooks Online: every Accounting API operation (a read as a write) needs
+    com.intuit.quickbooks.accounting, its only scope, and the report says least privilege below it is not
+    expressible in the token; the Payments API needs com.intuit.quickbooks.payment."""
+    report, a = one(derive, server, "/shapes-quickbooks.json", "readInvoice")
+    assert a.scopes == ["com.intuit.quickbooks.accounting"]
+    assert a.requirements_source == "quirk:quickbooks scopes-by-method"
+    assert "not-expressible-in-token" in codes(report)
+    assert a.provider_notes[-1]["source"] == "quirk:quickbooks"
+    _, b = one(derive, server, "/shapes-quickbooks.json", "createInvoice")
+    assert b.scopes == ["com.intuit.quickbooks.accounting"]
+    report, c = one(derive, server, "/shapes-quickbooks-payments.json", "createCharge")
+    assert c.scopes == ["com.intuit.quickbooks.payment"]
+    assert c.requirements_source == "quirk:quickbooks-payments scopes-by-method"
+    assert "not-expressible-in-token" in codes(report)
+
+
+def test_cloudflare_reads_pick_a_read_group_writes_a_write_group(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Cloudflare's x-api-token-group: a GET picks the Read group of those listed (also where `security`
+    names only the global key), a DELETE the Write group."""
+    _, a = one(derive, server, "/shapes-cloudflare.json", "email-routing-routing-rules-get-routing-rule", "AGENT")
+    assert a.scopes == ["Email Routing Rules Read"]
+    assert a.requirements_source == "x-api-token-group"
+    _, b = one(derive, server, "/shapes-cloudflare.json", "worker-delete-script-secret", "AGENT")
+    assert b.scopes == ["Workers Scripts Write"]

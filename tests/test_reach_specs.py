@@ -212,17 +212,17 @@ def test_every_quirk_names_its_source() -> None:
     assert version
     for q in provs:
         raw = q.raw
-        for key in ("scope_lists", "empty_scopes", "anonymous"):
+        for key in ("scope_lists", "empty_scopes", "anonymous", "allowed_for", "empty_scopes_by_method"):
             if key in raw:
                 assert raw[key]["source"].startswith("https://"), (q.name, key)
         for d in (*raw.get("deprecated", ()), *raw.get("empty_scopes_by_path", ())):
             assert d["source"].startswith("https://"), (q.name, d)
-    assert {n.name for n in nope} == {"salesforce", "clickup"}
+    assert {n.name for n in nope} == {"salesforce", "clickup", "quickbooks"}
     assert all(n.source.startswith("https://") for n in nope)
 
 
 
-@pytest.mark.parametrize("name", ["notion", "docusign", "stripe-restricted-keys", "intercom"])
+@pytest.mark.parametrize("name", ["notion", "docusign", "stripe-restricted-keys", "intercom", "zendesk"])
 def test_hand_catalog_snapshots_are_current_and_every_entry_names_its_page(name: str) -> None:
     """Each shipped hand catalog is what vendor/<name>/catalog.json builds to; each entry cites its page."""
     root = Path(__file__).resolve().parent.parent
@@ -259,3 +259,63 @@ def test_a_hostile_any_of_product_is_not_expanded() -> None:
                       schemes=ix.schemes + schemes)  # fmt: skip
     (e,) = quirks.apply(hostile).operations
     assert e.requirements == (terms,)
+
+
+def test_openapi_reader_keeps_the_allowed_for_roles_before_cutting_the_description() -> None:
+    """The bullets of an "Allowed For" section are kept (the description itself is cut to 400 characters)."""
+    ix = index("shapes-zendesk.json")
+    assert op(ix, "DeleteTicket").extra["allowed_for"] == ["Admins", "Agents with permission to delete tickets"]
+    assert op(ix, "ListAuditLogs").extra["allowed_for"] == ["Admins on accounts that have audit log access"]
+    assert "allowed_for" not in op(ix, "ListTickets").extra
+
+
+@pytest.mark.parametrize(
+    ("description", "roles"),
+    [
+        ("x\n\n#### Allowed for\n\n* Admins, Agents\n", ["Admins, Agents"]),
+        ("## Allowed For\n- Agents\n- End users\n\n## Next\n* not a role\n", ["Agents", "End users"]),
+        ("Allowed For: Admins", []),
+        ("#### Allowed For\n\n" + "".join(f"* role {i}\n" for i in range(9)), []),
+        ("#### Allowed For\n\n* Admins\n" + "x" * 20_000, []),
+    ],
+)
+def test_allowed_for_is_a_short_bounded_list(description: str, roles: list[str]) -> None:
+    """Only a heading's bullet list, at most 8 bullets, in a description of at most 20,000 characters."""
+    from ramscope.specs.openapi import allowed_for
+
+    assert allowed_for(description) == roles
+
+
+def test_zendesk_admin_note_only_for_administrators_only() -> None:
+    """The Zendesk quirk notes "administrator" where every role listed is an admin one, never where an
+    agent or end user may call the endpoint too."""
+    ix = quirks.apply(index("shapes-zendesk.json"))
+    noted = sorted(e.operation_id for e in ix.operations if (e.extra.get("quirks") or {}).get("admin"))
+    assert noted == ["ListAuditLogs", "UpdateAccountSettings"]
+    (note,) = op(ix, "UpdateAccountSettings").extra["quirks"]["admin"]
+    assert note["message"].endswith("(Allowed For: Admins)")
+    assert note["source"].startswith("https://developer.zendesk.com/api-reference/introduction/doc-conventions/")
+    assert op(ix, "UpdateAccountSettings").requirements == ((T("basicAuth"),),)
+
+
+def test_zendesk_catalog_matches_the_host_only() -> None:
+    """The catalog's paths are Zendesk's own (/api/v2/...): a spec whose server carries /api/v2 is not
+    matched (its paths would start below it), nor is a host that only ends in zendesk.com."""
+    from ramscope.providers import catalog_for_servers
+
+    hit = catalog_for_servers(["https://acme.zendesk.com"])
+    assert hit is not None
+    assert hit.name == "zendesk"
+    assert catalog_for_servers(["https://acme.zendesk.com/api/v2"]) is None
+    assert catalog_for_servers(["https://evilzendesk.com"]) is None
+
+
+def test_cloudflare_token_groups_beside_a_key_only_security() -> None:
+    """Cloudflare lists API-token groups on operations whose `security` names only the global key pair
+    (email routing): each group is an alternative beside the key pair, never dropped."""
+    e = op(index("shapes-cloudflare.json"), "email-routing-routing-rules-get-routing-rule")
+    assert e.requirements == (
+        (T("api_email"), T("api_key")),
+        (T("x-api-token-group", ("Email Routing Rules Write",)),),
+        (T("x-api-token-group", ("Email Routing Rules Read",)),),
+    )

@@ -14,7 +14,8 @@ bounds live in one place:
 * documents read without positions (specs, tens of MB) take rapidyaml first, a
   5x faster path that builds the same values or hands the document to libyaml
   (anchors, aliases, tags, duplicate keys, errors: see "YAML, fast path");
-* YAML scalars that the safe loader would turn into dates or bytes stay strings,
+* YAML scalars that the safe loader would turn into dates or bytes (or cannot build: a plain
+  ``=``) stay strings,
   and mapping keys are strings, so YAML and JSON inputs give the same values;
 * duplicate mapping keys are an error where ``strict_keys`` is set: which of two
   values "wins" differs between parsers, and a manifest whose meaning depends on
@@ -346,6 +347,9 @@ def _loader_class() -> type[yaml.SafeLoader]:
 
     _Loader.add_constructor("tag:yaml.org,2002:timestamp", as_string)
     _Loader.add_constructor("tag:yaml.org,2002:binary", as_string)
+    # YAML 1.1 resolves a plain ``=`` to its "value" key type, which the safe loader cannot build:
+    # Zendesk's spec has ``change: =`` in its trigger examples. It is the string "=", as in JSON.
+    _Loader.add_constructor("tag:yaml.org,2002:value", as_string)
     return _Loader
 
 

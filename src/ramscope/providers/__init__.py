@@ -56,6 +56,7 @@ CATALOGS: dict[str, tuple[str, str]] = {
     "docusign": ("ramscope.providers.docusign", "docusign.catalog.json.gz"),
     "stripe-restricted-keys": ("ramscope.providers.stripe", "stripe-restricted-keys.catalog.json.gz"),
     "intercom": ("ramscope.providers.intercom", "intercom.catalog.json.gz"),
+    "zendesk": ("ramscope.providers.zendesk", "zendesk.catalog.json.gz"),
 }
 
 

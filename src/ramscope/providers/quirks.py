@@ -35,7 +35,10 @@ quirk, so a report says where each pick came from:
 * ``added_flows``: grants the provider documents beside those the spec declares (Zoom's
   Server-to-Server OAuth: the account-credentials grant an app holds its own token by);
 * ``not_expressible``: providers whose tokens cannot express least privilege at all (Salesforce,
-  ClickUp): a diagnostic says so plainly (:func:`not_expressible`).
+  ClickUp): a diagnostic says so plainly (:func:`not_expressible`);
+* ``allowed_for``: the role an operation's description says may call it, where the provider
+  documents that convention (Zendesk's "Allowed For" section): an operation allowed for
+  administrators only gets a note (``principal: administrator``), no permission.
 """
 
 from __future__ import annotations
@@ -182,6 +185,7 @@ class _Apply:
         self.tokens = raw.get("token_types")
         self.by_method = raw.get("empty_scopes_by_method")
         self.by_path: list[Mapping[str, Any]] = list(raw.get("empty_scopes_by_path", ()))
+        self.allowed_for: Mapping[str, Any] | None = raw.get("allowed_for")
         self.schemes = tuple(self._override(s) for s in index.schemes)
         self.added = raw.get("added_scheme")
         if isinstance(self.added, Mapping):
@@ -275,8 +279,9 @@ class _Apply:
         )
 
     def _entry(self, op: OperationEntry) -> OperationEntry:
+        role = _allowed_for(self.allowed_for, op.extra.get("allowed_for")) if self.allowed_for else None
         if not op.requirements:
-            return op
+            return _with_admin(op, self.q.name, role)
         notes: dict[str, Any] = {
             "provider": self.q.name,
             "alternatives": [],
@@ -291,10 +296,12 @@ class _Apply:
                     alts.append((new, why))
         if not any(t.scheme in self.oauth for alt, _ in alts for t in alt):
             alts.extend(self._added(op))
+        if role is not None:
+            notes["admin"].append(role)
         notes["admin"] = [n for i, n in enumerate(notes["admin"]) if n not in notes["admin"][:i]]
         changed = [a for a, _ in alts] != list(op.requirements) or any(why for _, why in alts)
         if not changed and not notes["offered"]:
-            return op
+            return _with_admin(op, self.q.name, role)
         reqs: Requirements = tuple(a for a, _ in alts)
         for a, why in alts:
             if why:
@@ -453,6 +460,34 @@ class _Apply:
             if any(len(v) > 1 for v in by_token.values()):
                 return {"decided_by": ctx["decided_by"], "source": ctx["source"]}
         return None
+
+
+def _allowed_for(rule: Mapping[str, Any], roles: Any) -> dict[str, str] | None:
+    """An administrator note when the operation's "Allowed For" roles (kept by the OpenAPI reader) are
+    administrators only.
+
+    Only where every bullet starts with one of the rule's administrator words and none names a
+    lower role (agents, end users, anyone): "Admins and agents in custom roles ..." is not
+    administrators only. No section, or any doubt: no note."""
+    if not isinstance(roles, list | tuple) or not roles:
+        return None
+    bullets = [str(b) for b in roles]
+    admins = tuple(str(w).lower() for w in rule.get("administrator", ()))
+    lower = tuple(str(w).lower() for w in rule.get("lower_roles", ()))
+    if not admins:
+        return None
+    for b in bullets:
+        low = b.lower()
+        if not low.startswith(admins) or any(w in low for w in lower):
+            return None
+    message = f"{rule.get('message', 'administrators only')} (Allowed For: {'; '.join(bullets)})"
+    return {"message": message, "source": str(rule.get("source", ""))}
+
+
+def _with_admin(op: OperationEntry, provider: str, role: dict[str, str] | None) -> OperationEntry:
+    if role is None:
+        return op
+    return replace(op, extra={**op.extra, "quirks": {"provider": provider, "admin": [role]}})
 
 
 def _all_of(x: Any) -> list[str]:

@@ -23,7 +23,9 @@ extension                               reading
 ``x-pd-requires-scope`` (PagerDuty)     the scope of PagerDuty's scoped OAuth (app or user);
                                         an alternative beside the account-wide API key.
 ``x-api-token-group`` (Cloudflare)      API-token permission groups, any one of them: the token
-                                        term of each alternative becomes one per group.
+                                        term of each alternative becomes one per group (where
+                                        ``security`` names only the global key, one alternative
+                                        per group is added beside it).
 ``x-cfPermissionsRequired`` (Cloudflare) ``{enum: [...]}`` permission keys, any one of them, read
                                         the same way where ``x-api-token-group`` is absent.
 ``x-granular-scopes`` / ``x-macro-scopes`` (Zoom)  granular and classic scopes, any one of them
@@ -328,7 +330,10 @@ def _cloudflare(raw: Any, synth: str, source: str, acc: _Acc, schemes: Mapping[s
 
     if _retarget(acc, groups, "OR", synth, source, token):
         return True
-    if acc.reqs is None:
+    # No security declared, or (Cloudflare's email routing, accounts ...) a `security` naming only the
+    # global key pair while the extension lists the API-token groups that allow the call, in a spec
+    # that declares API tokens: the groups are alternatives beside what `security` says.
+    if acc.reqs is None or (synth == CLOUDFLARE_SCHEME and any(token(n) for n in schemes)):
         for g in groups:
             acc.add((SchemeRequirement.of(synth, [g]),), source)
         return True

@@ -145,6 +145,33 @@ def _short(text: str) -> str:
     return text[: DESCRIPTION_LIMIT - 1].rstrip() + "…"
 
 
+#: A Markdown heading naming the roles allowed to call an endpoint (Zendesk's reference writes
+#: "#### Allowed For" and a bullet list in every operation's description), and its bullets.
+_ALLOWED_HEADING = re.compile(r"^#{1,6}[ \t]*allowed[ \t]+for[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_NEXT_HEADING = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)
+_BULLET = re.compile(r"^[ \t]*[*-][ \t]+(\S[^\n]*)$", re.MULTILINE)
+#: Longer descriptions are not searched; at most this many bullets of at most this many characters.
+ALLOWED_FOR_SCAN = 20_000
+ALLOWED_FOR_BULLETS = 8
+ALLOWED_FOR_CHARS = 300
+
+
+def allowed_for(description: str) -> list[str]:
+    """The bullets of the description's "Allowed For" section (kept before the description is cut):
+    what they mean is the provider's to say (a quirk reads them), the reader only keeps them."""
+    if len(description) > ALLOWED_FOR_SCAN:
+        return []
+    head = _ALLOWED_HEADING.search(description)
+    if head is None:
+        return []
+    rest = description[head.end() :]
+    nxt = _NEXT_HEADING.search(rest)
+    bullets = _BULLET.findall(rest[: nxt.start()] if nxt else rest)
+    if len(bullets) > ALLOWED_FOR_BULLETS:
+        return []  # not a short list of roles: nothing is read from it
+    return [b.strip()[:ALLOWED_FOR_CHARS] for b in bullets]
+
+
 def _substitute(url: str, variables: Mapping[str, Any]) -> str:
     """``url`` with each ``{variable}`` at its default (left as written when it has none)."""
 
@@ -468,7 +495,11 @@ class _Builder:
             alt = tuple(dict.fromkeys(p for b in bases[1:] if (p := _join(b, path)) not in (path, full)))
         summary = op.get("summary")
         description = op.get("description")
+        extra: dict[str, Any] = {"source": source} if source else {}
         if isinstance(description, str):
+            roles = allowed_for(description)
+            if roles:
+                extra["allowed_for"] = roles
             if len(description) > DESCRIPTION_LIMIT:
                 description = _short(description)
         else:
@@ -485,7 +516,7 @@ class _Builder:
             summary if isinstance(summary, str) else "",
             description,
             op.get("deprecated") is True,
-            {"source": source} if source else {},
+            extra,
             at,  # None: the usual place (see Row); OAS 3.2 additionalOperations are elsewhere
         )
 
