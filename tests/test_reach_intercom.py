@@ -58,3 +58,21 @@ def test_undocumented_families_stay_with_the_bare_token(
     _, a = one(derive, server, "/intercom.json", op, "AGENT")
     assert a.scopes == []
     assert a.requirements_source == "spec"
+
+
+@pytest.mark.parametrize(
+    ("op", "scopes"),
+    [
+        ("SearchContacts", ["Read and list users and companies"]),
+        ("listAllCompanies", ["Read and list users and companies"]),
+        ("searchConversations", ["Read conversations"]),
+        ("searchTickets", ["Read tickets"]),
+    ],
+)
+def test_searches_sent_as_post_are_reads(
+    derive: Callable[..., Report], server: LocalHTTPServer, op: str, scopes: list[str]
+) -> None:
+    """Searching and listing by POST read data: the scopes page's read scope, not the family's write scope."""
+    _, a = one(derive, server, "/intercom.json", op)
+    assert a.scopes == scopes
+    assert a.requirements_source == _catalog()
