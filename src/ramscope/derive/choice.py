@@ -822,7 +822,7 @@ class Choosing(RunState):
 #: the catalog keys it; a drive item's checkin and checkout write.
 _READ_ACTION = re.compile(
     r"^(?:get|check(?!in|out)|list|search|find|query|lookup|retrieve|preview|evaluate|compute|calculate|validate|"
-    r"translate|extract)"
+    r"translate|extract|read(?![a-z]))"  # HubSpot's POST .../batch/read reads records by id
 )
 #: A scheme whose own description says an administrator authorizes it (Dropbox's team token).
 _ADMIN_SCHEME = re.compile(r"\b(?:by|as) an? (?:team |organi[sz]ation )?administrator\b", re.IGNORECASE)

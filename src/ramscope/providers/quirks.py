@@ -38,7 +38,13 @@ quirk, so a report says where each pick came from:
   ClickUp): a diagnostic says so plainly (:func:`not_expressible`);
 * ``allowed_for``: the role an operation's description says may call it, where the provider
   documents that convention (Zendesk's "Allowed For" section): an operation allowed for
-  administrators only gets a note (``principal: administrator``), no permission.
+  administrators only gets a note (``principal: administrator``), no permission;
+* ``object_type_in_path``: a spec that gives every operation of a generic service one list of
+  alternatives for all object types (HubSpot's CRM objects: 80 scopes, from
+  ``crm.objects.appointments.read`` to ``tickets``) where the path names the object type
+  (``/crm/objects/2026-09-beta/contacts``): only the alternatives the provider documents for that
+  type stay (``crm.objects.contacts.read`` / ``.write``), and only where the spec lists them; a
+  path whose type is a parameter (``{objectType}``) keeps them all (the data addressed decides).
 """
 
 from __future__ import annotations
@@ -186,6 +192,7 @@ class _Apply:
         self.by_method = raw.get("empty_scopes_by_method")
         self.by_path: list[Mapping[str, Any]] = list(raw.get("empty_scopes_by_path", ()))
         self.allowed_for: Mapping[str, Any] | None = raw.get("allowed_for")
+        self.by_type: Mapping[str, Any] | None = raw.get("object_type_in_path")
         self.schemes = tuple(self._override(s) for s in index.schemes)
         self.added = raw.get("added_scheme")
         if isinstance(self.added, Mapping):
@@ -294,6 +301,7 @@ class _Apply:
             for new, why in self._alternative(alt, notes, op.method, op.path):
                 if new not in [a for a, _ in alts]:
                     alts.append((new, why))
+        alts = self._typed(alts, op.path)
         if not any(t.scheme in self.oauth for alt, _ in alts for t in alt):
             alts.extend(self._added(op))
         if role is not None:
@@ -311,6 +319,28 @@ class _Apply:
             notes["contextual"] = ctx
         extra = {**op.extra, "quirks": {k: v for k, v in notes.items() if v}}
         return replace(op, requirements=reqs, security_source=f"{op.security_source}+{self.q.label}", extra=extra)
+
+    def _typed(self, alts: list[tuple[Requirement, str]], path: str) -> list[tuple[Requirement, str]]:
+        """The alternatives documented for the object type the path names (see ``object_type_in_path``);
+        all of them where the path names none the rule knows, or the spec lists none of its scopes."""
+        rule = self.by_type
+        if not isinstance(rule, Mapping):
+            return alts
+        m = re.fullmatch(str(rule["pattern"]), path)
+        kind = m.group("type") if m else ""
+        allowed = {str(x) for x in rule["types"].get(kind, ())}
+        if not allowed:
+            return alts
+        kept: list[tuple[Requirement, str]] = []
+        for alt, why in alts:
+            terms = [t for t in alt if t.scheme in self.oauth]
+            if not terms:
+                kept.append((alt, why))  # a credential with no scope in it: not the rule's to judge
+            elif all(t.scopes and set(t.scopes) <= allowed for t in terms):
+                kept.append((alt, "; ".join(x for x in (why, f"object type {kind}") if x)))
+        if not any(t.scheme in self.oauth for alt, _ in kept for t in alt):
+            return alts
+        return kept
 
     def _added(self, op: OperationEntry) -> list[tuple[Requirement, str]]:
         """The alternatives of a token the provider documents for every operation of its API, for an
