@@ -101,3 +101,15 @@ def test_shield_stays_credential_only(derive: Callable[..., Report], server: Loc
     _, a = one(derive, server, "/box.json", "get_shield_information_barriers")
     assert a.scopes == []
     assert a.requirements_source == "spec"
+
+
+def test_the_current_user_reads_itself_with_the_bare_token(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """GET /users/me (the caller itself; Box's reference names no scope) is not under /users' Manage users
+    scope, an enterprise administrator's; listing the enterprise's users still is."""
+    _, a = one(derive, server, "/box.json", "get_users_me")
+    assert a.scopes == []
+    assert a.requirements_source == "spec"
+    _, b = one(derive, server, "/box.json", "get_users")
+    assert b.scopes == ["manage_managed_users"]

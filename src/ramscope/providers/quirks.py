@@ -25,8 +25,9 @@ quirk, so a report says where each pick came from:
   documents for the method, or for the path prefix and method (GitLab ``read_api`` / ``api``; Box's
   content, user, group, webhook, metadata, retention, legal-hold, Sign, AI, Relay and enterprise
   scopes); an alternative there may be a list of scopes all needed (a scope with the one it depends
-  on), and a rule may carry an ``admin`` note (the calling user must be an administrator: a note and
-  a ``requires-admin`` diagnostic, not a permission);
+  on), an empty list says the provider names no scope there (the bare token), and a rule may carry
+  an ``admin`` note (the calling user must be an administrator: a note and a ``requires-admin``
+  diagnostic, not a permission);
 * ``anonymous: offered``: the empty (anonymous) alternative is a condition of the site, offered,
   not picked;
 * ``added_scheme``: a token the provider documents for every operation, added where the spec
@@ -406,6 +407,10 @@ class _Apply:
                 if any(bare == p or bare.startswith(p.rstrip("/") + "/") for p in rule["prefixes"]):
                     methods = rule["methods"]
                     alts = methods.get(method.upper(), methods.get("*"))
+                    if alts is not None and not alts:
+                        # The provider names no scope for this path (Box's GET /users/me: the caller
+                        # itself): the spec's bare token, not a broader prefix's scope.
+                        return [(t, "")]
                     if alts:
                         admin = rule.get("admin")
                         if isinstance(admin, Mapping):
