@@ -13,11 +13,13 @@ from ramscope.resolve import Target, Unresolved, resolve
 from ramscope.specs import SpecKind, build_index, detect_kind
 from ramscope.specs.graphql import (
     MAX_NESTING,
+    SHOPIFY_ACCESS_SCOPES_USAGE,
     SHOPIFY_SCHEME,
     looks_like_sdl,
     parse_sdl,
     read_introspection,
     read_required_access,
+    shopify_documented,
 )
 from ramscope.specs.model import SchemeRequirement
 from tests._specs import FIXTURES, make_spec, rest_operation
@@ -72,7 +74,7 @@ def test_shopify_field_without_requirement_is_undetermined() -> None:
     [
         "Mutation.metafieldsSet",  # "the same access level needed to mutate the owner resource": per argument
         "Mutation.bulkOperationRunQuery",  # "Only accessible by supported access tokens": a token kind, no scope
-        "Query.checkoutBranding",  # "access to checkout branding settings": names no scope
+        "Query.checkoutProfiles",  # "access to the checkout and accounts editor": no page pairs it with a scope
     ],
 )
 def test_shopify_prose_the_grammar_cannot_read_is_unknown(label: str) -> None:
@@ -163,6 +165,89 @@ def test_shopify_theme_mutations_need_write_themes_and_an_exemption(label: str, 
         f"and an exemption from Shopify to modify {what}, granted to the app on request (Shopify's exception "
         "request form): write_themes alone is refused without it"
     )
+
+
+def test_shopify_staff_only_text_defers_to_the_return_type() -> None:
+    """marketByGeography: "The user must have markets API access." binds the staff member, so it is a note and
+    the returned Market's requiredAccess ("`read_markets` for queries ...") gives the token's scope."""
+    ix = _shopify()
+    op = ix.operation("Query.marketByGeography")
+    assert op is not None
+    assert op.requirements == _alts(("read_markets",))
+    assert op.security_source == "return-type"
+    assert op.extra["access_from_type"] == "Market"
+    assert op.extra["also"] == "The user must have markets API access."
+    assert [d.code for d in ix.diagnostics if d.path == op.pointer] == []
+
+
+@pytest.mark.parametrize(
+    ("label", "scope", "also"),
+    [
+        ("Query.checkoutBranding", "read_checkout_branding_settings", "the shop must be on a Plus plan or a "
+         "Development store plan."),
+        ("Mutation.checkoutBrandingUpsert", "write_checkout_branding_settings", "the shop must be on a Plus plan or "
+         "a Development store plan. User must have `preferences` permission to modify."),
+    ],
+)  # fmt: skip
+def test_shopify_checkout_branding_reads_the_access_scopes_page(label: str, scope: str, also: str) -> None:
+    """The text "access to checkout branding settings" names no scope; the access-scopes page pairs
+    read_/write_checkout_branding_settings with CheckoutBranding: the query reads, the upsert writes; the plan
+    condition and the staff permission are notes."""
+    ix = _shopify()
+    op = ix.operation(label)
+    assert op is not None
+    assert op.requirements == _alts((scope,))
+    assert op.security_source == "docs"
+    assert op.extra["scope_sources"] == [SHOPIFY_ACCESS_SCOPES_USAGE]
+    assert op.extra["also"] == also
+    assert [d.code for d in ix.diagnostics if d.path == op.pointer] == []
+
+
+@pytest.mark.parametrize(("label", "scope"), [("Query.locationsCount", "read_locations"),
+                                              ("Query.segmentsCount", "read_customers")])  # fmt: skip
+def test_shopify_counts_of_a_listed_object_read_the_access_scopes_page(label: str, scope: str) -> None:
+    """locationsCount ("the count of locations") and segmentsCount ("the number of segments") return a bare Count;
+    the access-scopes page names the scope granting Location (read_locations) and Segment (read_customers)."""
+    op = _shopify().operation(label)
+    assert op is not None
+    assert op.requirements == _alts((scope,))
+    assert op.security_source == "docs"
+    assert op.extra["scope_sources"] == ["https://shopify.dev/docs/api/usage/access-scopes"]
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "Query.eventsCount",  # a count of events: no page names a scope for Event
+        "Mutation.tagsAdd",  # orders, draft orders, customers, products or articles: decided by the ID, no page
+    ],
+)
+def test_shopify_fields_no_page_covers_stay_undetermined(label: str) -> None:
+    """Root fields with nothing on them, their return type or a shopify.dev page stay undetermined."""
+    ix = _shopify()
+    op = ix.operation(label)
+    assert op is not None
+    assert op.requirements is None
+    assert op.security_source == "undeclared"
+    assert [d.code for d in ix.diagnostics if d.path == op.pointer] == ["security-undeclared"]
+
+
+@pytest.mark.parametrize(
+    ("label", "returns", "text", "description"),
+    [
+        ("Query.locationsCount", "Count", "", "Returns the count of products."),  # counts something else now
+        ("Query.locationsCount", "LocationCount", "", "Returns the count of locations."),  # another type
+        ("Query.locationsCount", "Count", "`read_inventory` access scope.", "The count of locations."),  # says its own
+        ("Query.checkoutBranding", "CheckoutBranding", "access to checkout settings.", ""),  # other words
+        ("Query.eventsCount", "Count", "", "Count of events."),  # never read
+    ],
+)
+def test_shopify_documented_readings_hold_only_for_the_schema_they_were_read_against(
+    label: str, returns: str, text: str, description: str
+) -> None:
+    """A documented reading applies only while the field still returns, says and describes what it was read for."""
+    assert shopify_documented(label, returns, text, description) is None
+    assert shopify_documented("Query.locationsCount", "Count", "", "Returns the count of locations.") is not None
 
 
 @pytest.mark.parametrize(

@@ -51,6 +51,10 @@ def _scope(scope: str) -> tuple[tuple[SchemeRequirement, ...], ...]:
         ("Mutation.create_team", "teams:write", "teams"),
         ("Mutation.create_department", "departments:write", "departments"),
         ("Mutation.backfill_items", "boards:write", "backfill-items-api-reference"),
+        ("Mutation.create_view", "boards:write", "board-views"),
+        ("Mutation.change_item_position", "boards:write", "items"),
+        ("Mutation.create_portfolio", "boards:write", "portfolio"),
+        ("Query.connection_board_ids", "boards:read", "connect"),
     ],
 )
 def test_each_root_field_gets_the_scope_its_page_states(label: str, scope: str, page: str) -> None:
@@ -88,7 +92,8 @@ def test_the_schema_is_read_as_graphql_with_monday_oauth() -> None:
         ("Query.complexity", "the complexity page names no scope"),
         ("Mutation.clear_item_updates", "pages disagree"),
         ("Mutation.update_users_role", "only admins can use it"),
-        ("Mutation.create_form", "no page of the provider's that it was compiled from names one"),
+        ("Mutation.create_form", "the form page names no scope"),
+        ("Query.validations", "edit the board's column settings, on Pro and Enterprise accounts only"),
     ],
 )
 def test_a_field_no_page_gives_a_scope_is_undetermined_with_its_reason(label: str, reason: str) -> None:
@@ -116,6 +121,18 @@ def test_what_the_page_says_beside_the_scope_is_kept() -> None:
         "departments: Required scope: departments:write (Enterprise plans; account-level permission "
         "manage_account_users_permission)"
     )
+
+
+def test_enterprise_only_and_column_type_pages_are_cited_as_stated() -> None:
+    """Portfolio's plan remark rides in the why; the status column's typed mutation cites the status page."""
+    ix = _monday()
+    portfolio, status = ix.operation("Mutation.create_portfolio"), ix.operation("Mutation.update_status_column")
+    assert portfolio is not None
+    assert status is not None
+    assert portfolio.extra["why"] == "portfolio: Required scope: boards:write (Enterprise plans only)"
+    assert status.requirements == _scope("boards:write")
+    assert status.extra["source_page"] == "https://developer.monday.com/api-reference/docs/status"
+    assert status.extra["why"] == "status column: Required scope: boards:write"
 
 
 def test_a_field_that_needs_only_a_token_is_a_token_with_no_scope() -> None:
@@ -178,8 +195,10 @@ def test_the_shipped_catalog_is_the_vendor_file_compiled() -> None:
     shipped = (ROOT / "src" / "ramscope" / "providers" / "data" / "monday.graphql.json").read_bytes()
     assert build_graphql_hand(ROOT / "vendor" / "monday") == shipped
     doc = orjson.loads(shipped)
-    assert (len(doc["fields"]), len(doc["undetermined"]), doc["defaults"]) == (106, 44, {})
-    assert all(e["source"].startswith(REF) for e in doc["fields"].values())
+    assert (len(doc["fields"]), len(doc["undetermined"]), doc["defaults"]) == (124, 75, {})
+    assert all(e["source"].startswith(("https://developer.monday.com/api-reference/reference/",
+                                        "https://developer.monday.com/api-reference/docs/"))
+               for e in doc["fields"].values())  # fmt: skip
 
 
 def _write(tmp_path: Path, **changes: Any) -> Path:

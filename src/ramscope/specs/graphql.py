@@ -530,6 +530,86 @@ _EXEMPTION = re.compile(
     re.DOTALL,
 )
 
+#: A field's requiredAccess that speaks of the staff member only ("The user must have markets API access."):
+#: it binds the user, not the token, so it is a note and the return type's requiredAccess speaks for the token.
+_STAFF_ONLY = re.compile(r"The user must [^`\n]{1,200}")
+
+#: Shopify's API access-scopes page: per scope pair, the objects it grants ("`read_locations`,`write_locations` |
+#: `Location`").
+SHOPIFY_ACCESS_SCOPES_USAGE = "https://shopify.dev/docs/api/usage/access-scopes"
+
+
+@dataclass(frozen=True, slots=True)
+class ShopifyDocumented:
+    """A root field the schema leaves unread or silent, read from what a shopify.dev page states.
+
+    Each holds only for the schema it was read against: the field must still return ``returns``, its
+    requiredAccess (its own, else its return type's) must still start with ``text`` ("" for none) and, where
+    given, its description must still say ``description`` (what a ``Count`` counts)."""
+
+    returns: str
+    text: str
+    alternatives: tuple[tuple[str, ...], ...]
+    source: str
+    #: What the page states and how it applies (kept in ``target.hints.documented``).
+    why: str
+    description: str = ""
+
+
+#: Keyed by root field. Only what a page states; a field whose need depends on its arguments (metafield owner
+#: types, webhook topics, saved-search resource types, node IDs) is not here.
+SHOPIFY_DOCUMENTED: Mapping[str, ShopifyDocumented] = {
+    "Query.checkoutBranding": ShopifyDocumented(
+        "CheckoutBranding",
+        "access to checkout branding settings",
+        (("read_checkout_branding_settings",),),
+        SHOPIFY_ACCESS_SCOPES_USAGE,
+        "the access-scopes page pairs `read_checkout_branding_settings`, `write_checkout_branding_settings` with "
+        "`CheckoutBranding`, the type this query returns and whose requiredAccess asks for access to checkout "
+        "branding settings: a query needs the read scope",
+    ),
+    "Mutation.checkoutBrandingUpsert": ShopifyDocumented(
+        "CheckoutBrandingUpsertPayload",
+        "access to checkout branding settings",
+        (("write_checkout_branding_settings",),),
+        SHOPIFY_ACCESS_SCOPES_USAGE,
+        "the access-scopes page pairs `read_checkout_branding_settings`, `write_checkout_branding_settings` with "
+        "`CheckoutBranding`, which this mutation writes (its payload's `checkoutBranding`): a mutation needs the "
+        "write scope",
+    ),
+    "Query.locationsCount": ShopifyDocumented(
+        "Count",
+        "",
+        (("read_locations",),),
+        SHOPIFY_ACCESS_SCOPES_USAGE,
+        "it returns the count of locations; the access-scopes page: `read_locations`, `write_locations` grant "
+        "`Location`",
+        description=r"\bcount of locations\b",
+    ),
+    "Query.segmentsCount": ShopifyDocumented(
+        "Count",
+        "",
+        (("read_customers",),),
+        SHOPIFY_ACCESS_SCOPES_USAGE,
+        "it returns the number of segments; the access-scopes page: `read_customers`, `write_customers` grant "
+        "`Customer`, `Segment`, `Company`, `CompanyLocation`",
+        description=r"\bnumber of segments\b",
+    ),
+}
+
+
+def shopify_documented(label: str, returns: str, text: str, description: str) -> ShopifyDocumented | None:
+    """The documented reading of a root field, where it still fits the schema (see :class:`ShopifyDocumented`)."""
+    doc = SHOPIFY_DOCUMENTED.get(label)
+    if doc is None or doc.returns != returns:
+        return None
+    said = text.strip()
+    if (doc.text and not said.startswith(doc.text)) or (not doc.text and said):
+        return None
+    if doc.description and not re.search(doc.description, description):
+        return None
+    return doc
+
 
 @dataclass(frozen=True, slots=True)
 class AccessReading:
@@ -915,6 +995,66 @@ def _return_access(schema: GqlSchema, type_name: str) -> tuple[str, str]:
     return "", ""
 
 
+def _shopify_field(
+    schema: GqlSchema,
+    f: GqlField,
+    role: str,
+    label: str,
+    ptr: str,
+    extra: dict[str, Any],
+    diags: list[Diagnostic],
+    silent: list[tuple[str, str, str]],
+    *,
+    admin: bool,
+) -> tuple[tuple[tuple[str, ...], ...] | None, str]:
+    """A Shopify root field's scope alternatives (``None``: unknown) and where they came from: its own
+    requiredAccess, else its return type's, else a shopify.dev page (:data:`SHOPIFY_DOCUMENTED`, Admin API only).
+    Records hints in ``extra`` and a finding in ``diags`` or ``silent`` where it stays unknown."""
+    text, where = (f.required_access, "field") if f.required_access else ("", "")
+    staff = ""
+    if text and _STAFF_ONLY.fullmatch(text.strip().rstrip(".")):
+        # "The user must have markets API access.": the staff member's, as "Also:" is; the type speaks for the token.
+        staff, text, where = text.strip(), "", ""
+    if not text:
+        text, owner = _return_access(schema, f.type_name)
+        where = "return-type" if text else ""
+        if text:
+            extra["access_from_type"] = owner
+    reading = read_required_access(text, role) if text else None
+    if text:
+        extra["required_access"] = text
+    note = _join(staff, reading.note if reading else "")
+    if note:
+        extra["also"] = note
+    if reading is not None and reading.alternatives is not None:
+        if reading.family_sources:
+            # A scope family ("`shipping` access scopes") was read into scopes: the pages naming them.
+            extra["scope_sources"] = list(reading.family_sources)
+        return reading.alternatives, where
+    doc = shopify_documented(label, f.type_name, text, f.description) if admin else None
+    if doc is not None:
+        extra["scope_sources"] = [doc.source]
+        extra["documented"] = doc.why
+        if text and doc.text:
+            # What the text says beyond the access it names ("and the shop must be on a Plus plan ...").
+            rest = text.strip()[len(doc.text) :].strip()
+            rest = rest[4:] if rest.startswith("and ") else rest
+            if rest:
+                extra["also"] = _join(rest, staff)
+        return doc.alternatives, "docs"
+    if reading is not None:
+        diags.append(
+            GRAPHQL_ACCESS_UNREAD(
+                ptr,
+                f"{label}: requiredAccess {text[:200]!r} does not read as access scopes "
+                f"({reading.problem}); what it needs is unknown",
+            )
+        )
+        return None, where
+    silent.append((ptr, label, ""))
+    return None, "undeclared"
+
+
 def _reqs(scheme: str, alts: tuple[tuple[str, ...], ...]) -> Requirements:
     out: list[Requirement] = [(SchemeRequirement.of(scheme, a),) for a in alts]
     return tuple(out)
@@ -953,35 +1093,10 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
             reqs: Requirements | None = None
             source = "undeclared"
             if has_access:
-                text, where = (f.required_access, "field") if f.required_access else ("", "")
-                if not text:
-                    text, owner = _return_access(schema, f.type_name)
-                    where = "return-type" if text else ""
-                    if text:
-                        extra["access_from_type"] = owner
-                if text:
-                    reading = read_required_access(text, role)
-                    extra["required_access"] = text
-                    if reading.note:
-                        extra["also"] = reading.note
-                    if reading.family_sources:
-                        # A scope family ("`shipping` access scopes") was read into scopes: the pages naming them.
-                        extra["scope_sources"] = list(reading.family_sources)
-                    if reading.alternatives is None:
-                        diags.append(
-                            GRAPHQL_ACCESS_UNREAD(
-                                ptr,
-                                f"{label}: requiredAccess {text[:200]!r} does not read as access scopes "
-                                f"({reading.problem}); what it needs is unknown",
-                            )
-                        )
-                        source = where
-                    else:
-                        reqs = _reqs(shopify_scheme, reading.alternatives)
-                        shopify_scopes.extend(s for a in reading.alternatives for s in a)
-                        source = where
-                else:
-                    silent.append((ptr, label, ""))
+                alts, source = _shopify_field(schema, f, role, label, ptr, extra, diags, silent, admin=not customer)
+                if alts is not None:
+                    reqs = _reqs(shopify_scheme, alts)
+                    shopify_scopes.extend(s for a in alts for s in a)
             elif catalog is not None:
                 hit = catalog.lookup(role, label, f.description)
                 if hit is not None:
