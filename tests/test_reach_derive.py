@@ -88,6 +88,22 @@ def test_slack_post_message_is_chat_write_not_the_retired_scopes(
     assert {n.get("deprecated_scope") for n in a.provider_notes} == {"chat:write:user", "chat:write:bot"}
 
 
+def test_slack_bot_manages_public_channels_with_channels_manage(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """channels:write is a user-token scope: a bot creating a conversation gets channels:manage among the four
+    (the conversation's type decides, ambiguous), and joining one channels:join; a user keeps channels:write."""
+    _, bot = one(derive, server, "/slack.json", "conversations_create", "AGENT")
+    assert bot.scopes == ["channels:manage"]
+    assert bot.choice["ambiguous"] is True
+    assert bot.choice["candidates"] == ["groups:write", "im:write", "mpim:write"]
+    _, join = one(derive, server, "/slack.json", "conversations_join", "AGENT")
+    assert join.scopes == ["channels:join"]
+    assert join.requirements_source == "quirk:slack channels:write is channels:join on a bot token; bot token"
+    _, user = one(derive, server, "/slack.json", "conversations_join")
+    assert user.scopes == ["channels:write"]
+
+
 def test_jira_get_issue_is_classic_with_granular_offered(
     derive: Callable[..., Report], server: LocalHTTPServer
 ) -> None:

@@ -16,7 +16,9 @@ quirk, so a report says where each pick came from:
   no replacement, is dropped where the operation offers another alternative (kept otherwise, and
   flagged);
 * ``token_types``: the OAuth scheme is split into a user-token scheme (END_USER) and a bot-token
-  scheme (AGENT, its own grant namespace); scopes granted to one token type only stay with it;
+  scheme (AGENT, its own grant namespace); scopes granted to one token type only stay with it, and
+  ``bot_names`` gives a user-token scope's bot-token counterpart where it has another name (Slack's
+  ``channels:write`` is ``channels:manage`` on a bot token, ``channels:join`` for joining);
 * ``contextual``: alternatives that differ only by a family prefix (``channels:history`` /
   ``im:history``) are chosen by the data the call addresses, which the card does not say: the
   choice is ambiguous, with the alternatives listed, never all of them required;
@@ -190,6 +192,9 @@ class _Apply:
         self.anonymous = raw.get("anonymous")
         self.contextual = list(raw.get("contextual", ()))
         self.tokens = raw.get("token_types")
+        self.bot_names: dict[str, Mapping[str, Any]] = {
+            str(r["scope"]): r for r in ((self.tokens or {}).get("bot_names") or ())
+        }
         self.by_method = raw.get("empty_scopes_by_method")
         self.by_path: list[Mapping[str, Any]] = list(raw.get("empty_scopes_by_path", ()))
         self.allowed_for: Mapping[str, Any] | None = raw.get("allowed_for")
@@ -391,7 +396,7 @@ class _Apply:
             out = [((*a, t), "; ".join(x for x in (w, why) if x)) for a, w in out for t, why in opts]
         expanded: list[tuple[Requirement, str]] = []
         for a, why in out:
-            expanded.extend(self._tokens(tuple(sorted(a)), why))
+            expanded.extend(self._tokens(tuple(sorted(a)), why, path))
         if not expanded:
             return [(alt, "")]
         return expanded
@@ -450,7 +455,7 @@ class _Apply:
         # Nothing but retired scopes: keep them as written (flagged), not nothing.
         return [(SchemeRequirement(x.scheme, tuple(s.removeprefix("\0drop\0") for s in x.scopes)), w) for x, w in out]
 
-    def _tokens(self, alt: Requirement, why: str) -> list[tuple[Requirement, str]]:
+    def _tokens(self, alt: Requirement, why: str, path: str = "") -> list[tuple[Requirement, str]]:
         """The alternative per token type (Slack: user token, END_USER; bot token, AGENT)."""
         if not self.tokens:
             return [(tuple(_clean(t) for t in alt), why)]
@@ -460,6 +465,7 @@ class _Apply:
         for token in ("user", "bot"):
             terms: list[SchemeRequirement] = []
             ok = True
+            tag = why
             for t in alt:
                 if t.scheme not in self.oauth:
                     terms.append(t)
@@ -469,6 +475,12 @@ class _Apply:
                     name, _, only = s.partition("\0")
                     if only and only != token:
                         ok = False
+                    if token == "bot" and name in self.bot_names:
+                        # A user-token scope whose bot-token counterpart has another name (Slack's
+                        # channels:write is channels:manage on a bot token; channels:join to join).
+                        rule, user_name = self.bot_names[name], name
+                        name = str((rule.get("paths") or {}).get(path, rule["bot"]))
+                        tag = "; ".join(x for x in (tag, f"{user_name} is {name} on a bot token") if x)
                     other = bot_only if token == "user" else user_only
                     if any(fnmatch.fnmatchcase(name, p) for p in other):
                         ok = False
@@ -476,7 +488,7 @@ class _Apply:
                 scheme = t.scheme if token == "user" else self.bot[t.scheme].name
                 terms.append(SchemeRequirement.of(scheme, scopes))
             if ok:
-                tag = "; ".join(x for x in (why, f"{token} token") if x)
+                tag = "; ".join(x for x in (tag, f"{token} token") if x)
                 out.append((tuple(sorted(terms)), tag))
         return out
 
