@@ -251,6 +251,20 @@ def test_pagerduty_classic_oauth_where_no_scoped_scope_is_named(
     assert [t["scheme"] for alt in b.requirements for t in alt] == ["api_key", "pagerduty-classic-oauth"]
 
 
+def test_pagerduty_current_user_is_a_users_credential_only(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """GET /users/me "will not work" with an account-level key: a user gets the classic read token, an app
+    identity no answer (not the account's API key)."""
+    _, a = one(derive, server, "/shapes-pagerduty.json", "getCurrentUser")
+    assert a.scopes == ["read"]
+    assert a.requirements_source == "quirk:pagerduty added pagerduty-classic-oauth; a user's credential only"
+    report, b = one(derive, server, "/shapes-pagerduty.json", "getCurrentUser", "AGENT")
+    assert b.complete is False
+    assert b.scopes is None
+    assert "access-undetermined" in codes(report)
+
+
 def test_pagerduty_classic_oauth_is_not_offered_beside_a_scoped_scope(
     derive: Callable[..., Report], server: LocalHTTPServer
 ) -> None:

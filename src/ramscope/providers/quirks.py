@@ -47,7 +47,11 @@ quirk, so a report says where each pick came from:
   ``crm.objects.appointments.read`` to ``tickets``) where the path names the object type
   (``/crm/objects/2026-09-beta/contacts``): only the alternatives the provider documents for that
   type stay (``crm.objects.contacts.read`` / ``.write``), and only where the spec lists them; a
-  path whose type is a parameter (``{objectType}``) keeps them all (the data addressed decides).
+  path whose type is a parameter (``{objectType}``) keeps them all (the data addressed decides);
+* ``user_credential_only``: operations the provider documents as answering a user's credential only
+  (PagerDuty's ``GET /users/me``, "will not work ... with an account-level access token"): the
+  alternatives without an OAuth scheme are dropped, so an app identity gets no answer rather than
+  the account's key.
 """
 
 from __future__ import annotations
@@ -310,6 +314,7 @@ class _Apply:
         alts = self._typed(alts, op.path)
         if not any(t.scheme in self.oauth for alt, _ in alts for t in alt):
             alts.extend(self._added(op))
+        alts = self._users_only(alts, op)
         if role is not None:
             notes["admin"].append(role)
         notes["admin"] = [n for i, n in enumerate(notes["admin"]) if n not in notes["admin"][:i]]
@@ -347,6 +352,19 @@ class _Apply:
         if not any(t.scheme in self.oauth for alt, _ in kept for t in alt):
             return alts
         return kept
+
+    def _users_only(self, alts: list[tuple[Requirement, str]], op: OperationEntry) -> list[tuple[Requirement, str]]:
+        """An operation the provider documents as answering a user's credential only (PagerDuty's
+        ``GET /users/me``: not with an account-level key): its alternatives without an OAuth scheme
+        (the API key, which may be the account's) are dropped, so an app identity gets no answer."""
+        rule = self.q.raw.get("user_credential_only")
+        if not isinstance(rule, Mapping) or f"{op.method.upper()} {op.path}" not in rule.get("operations", ()):
+            return alts
+        kept = [(a, "; ".join(x for x in (w, "a user's credential only") if x)) for a, w in alts if self._oauth(a)]
+        return kept or alts
+
+    def _oauth(self, alt: Requirement) -> bool:
+        return any(t.scheme in self.oauth for t in alt)
 
     def _added(self, op: OperationEntry) -> list[tuple[Requirement, str]]:
         """The alternatives of a token the provider documents for every operation of its API, for an
