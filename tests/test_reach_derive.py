@@ -458,3 +458,15 @@ def test_cloudflare_reads_pick_a_read_group_writes_a_write_group(
     assert a.requirements_source == "x-api-token-group"
     _, b = one(derive, server, "/shapes-cloudflare.json", "worker-delete-script-secret", "AGENT")
     assert b.scopes == ["Workers Scripts Write"]
+
+
+def test_asana_audit_log_is_no_users_oauth_call(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Asana's audit log: never the user's full-access `default` OAuth scope; a user gets no answer and an app
+    the Service Account's personal access token, both with the administrator's note."""
+    report, a = one(derive, server, "/asana.json", "getAuditLogEvents")
+    assert a.complete is False
+    assert "requires-admin" in codes(report)
+    report, b = one(derive, server, "/asana.json", "getAuditLogEvents", "AGENT")
+    assert (b.complete, b.scopes) == (True, [])
+    assert [t["scheme"] for alt in b.requirements for t in alt] == ["personalAccessToken"]
+    assert "requires-admin" in codes(report)

@@ -196,8 +196,17 @@ def test_slack_none_scope_is_any_token() -> None:
 
 def test_asana_empty_scopes_mean_default() -> None:
     """Asana: oauth2 [] is the full-access `default` scope."""
-    e = op(quirks.apply(index("asana.json")), "getAuditLogEvents")
+    e = op(quirks.apply(index("asana.json")), "addUserForWorkspace")
     assert (T("oauth2", ("default",)),) in e.requirements
+
+
+def test_asana_audit_log_takes_a_service_accounts_token_only() -> None:
+    """Asana's audit log refuses OAuth tokens: only the personal access token (a Service Account's) stays,
+    with an administrator's note naming the page."""
+    e = op(quirks.apply(index("asana.json")), "getAuditLogEvents")
+    assert e.requirements == ((T("personalAccessToken"),),)
+    (note,) = e.extra["quirks"]["admin"]
+    assert note["source"].startswith("https://developers.asana.com/docs/audit-log-events")
 
 
 def test_quirks_leave_other_providers_alone() -> None:

@@ -51,7 +51,8 @@ quirk, so a report says where each pick came from:
 * ``user_credential_only``: operations the provider documents as answering a user's credential only
   (PagerDuty's ``GET /users/me``, "will not work ... with an account-level access token"): the
   alternatives without an OAuth scheme are dropped, so an app identity gets no answer rather than
-  the account's key.
+  the account's key; ``oauth_refused``: the reverse (Asana's audit log takes a Service Account's
+  personal access token only): the OAuth alternatives are dropped, with an administrator's note.
 """
 
 from __future__ import annotations
@@ -315,6 +316,7 @@ class _Apply:
         if not any(t.scheme in self.oauth for alt, _ in alts for t in alt):
             alts.extend(self._added(op))
         alts = self._users_only(alts, op)
+        alts = self._without_oauth(alts, op, notes)
         if role is not None:
             notes["admin"].append(role)
         notes["admin"] = [n for i, n in enumerate(notes["admin"]) if n not in notes["admin"][:i]]
@@ -362,6 +364,21 @@ class _Apply:
             return alts
         kept = [(a, "; ".join(x for x in (w, "a user's credential only") if x)) for a, w in alts if self._oauth(a)]
         return kept or alts
+
+    def _without_oauth(
+        self, alts: list[tuple[Requirement, str]], op: OperationEntry, notes: dict[str, Any]
+    ) -> list[tuple[Requirement, str]]:
+        """An operation the provider documents as refusing OAuth tokens (Asana's audit log: a Service
+        Account's personal access token only): its OAuth alternatives are dropped, and the note says
+        which credential it takes (an administrator's, as a ``requires-admin`` note)."""
+        rule = self.q.raw.get("oauth_refused")
+        if not isinstance(rule, Mapping) or f"{op.method.upper()} {op.path}" not in rule.get("operations", ()):
+            return alts
+        kept = [(a, "; ".join(x for x in (w, "no OAuth token") if x)) for a, w in alts if not self._oauth(a)]
+        if not kept:
+            return alts
+        notes["admin"].append({"message": str(rule["message"]), "source": str(rule["source"])})
+        return kept
 
     def _oauth(self, alt: Requirement) -> bool:
         return any(t.scheme in self.oauth for t in alt)
