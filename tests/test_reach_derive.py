@@ -470,3 +470,15 @@ def test_asana_audit_log_is_no_users_oauth_call(derive: Callable[..., Report], s
     assert (b.complete, b.scopes) == (True, [])
     assert [t["scheme"] for alt in b.requirements for t in alt] == ["personalAccessToken"]
     assert "requires-admin" in codes(report)
+
+
+def test_jira_administer_jira_operation_says_administrator(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Jira getBanner: manage:jira-configuration, and the report says the user must be a Jira administrator."""
+    report, a = one(derive, server, "/jira.json", "getBanner")
+    assert a.scopes == ["manage:jira-configuration"]
+    assert "requires-admin" in codes(report)
+    report, b = one(derive, server, "/jira.json", "deleteFilter")
+    assert b.scopes == ["write:jira-work"]
+    assert "requires-admin" not in codes(report)

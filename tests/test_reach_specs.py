@@ -270,6 +270,25 @@ def test_a_hostile_any_of_product_is_not_expanded() -> None:
     assert e.requirements == (terms,)
 
 
+def test_openapi_reader_keeps_atlassians_permissions_required_paragraph() -> None:
+    """Jira's "Permissions required" paragraph is kept (bounded) beside the cut description."""
+    ix = index("jira.json")
+    assert op(ix, "getBanner").extra["permissions_required"] == (
+        "*Administer Jira* [global permission](https://confluence.atlassian.com/x/x4dKLg)."
+    )
+    assert op(ix, "deleteFilter").extra["permissions_required"].startswith("Permission to access Jira, however")
+    assert "permissions_required" not in op(ix, "createIssue").extra
+
+
+def test_jira_administer_jira_only_operations_get_the_administrators_note() -> None:
+    """Only the exact "*Administer Jira* global permission" paragraph is an administrator's note; "the creator
+    of the filter or a user with Administer Jira" is not."""
+    ix = quirks.apply(index("jira.json"))
+    (note,) = op(ix, "getBanner").extra["quirks"]["admin"]
+    assert note["message"].startswith("the calling user must have the Administer Jira global permission")
+    assert "admin" not in op(ix, "deleteFilter").extra.get("quirks", {})
+
+
 def test_openapi_reader_keeps_the_allowed_for_roles_before_cutting_the_description() -> None:
     """The bullets of an "Allowed For" section are kept (the description itself is cut to 400 characters)."""
     ix = index("shapes-zendesk.json")

@@ -41,7 +41,9 @@ quirk, so a report says where each pick came from:
   ClickUp): a diagnostic says so plainly (:func:`not_expressible`);
 * ``allowed_for``: the role an operation's description says may call it, where the provider
   documents that convention (Zendesk's "Allowed For" section): an operation allowed for
-  administrators only gets a note (``principal: administrator``), no permission;
+  administrators only gets a note (``principal: administrator``), no permission; likewise
+  ``permissions_required``: Atlassian's "Permissions required" paragraph, where it is exactly
+  "*Administer Jira* global permission";
 * ``object_type_in_path``: a spec that gives every operation of a generic service one list of
   alternatives for all object types (HubSpot's CRM objects: 80 scopes, from
   ``crm.objects.appointments.read`` to ``tickets``) where the path names the object type
@@ -298,6 +300,7 @@ class _Apply:
 
     def _entry(self, op: OperationEntry) -> OperationEntry:
         role = _allowed_for(self.allowed_for, op.extra.get("allowed_for")) if self.allowed_for else None
+        role = role or _required(self.q.raw.get("permissions_required"), op.extra.get("permissions_required"))
         if not op.requirements:
             return _with_admin(op, self.q.name, role)
         notes: dict[str, Any] = {
@@ -564,6 +567,17 @@ def _allowed_for(rule: Mapping[str, Any], roles: Any) -> dict[str, str] | None:
             return None
     message = f"{rule.get('message', 'administrators only')} (Allowed For: {'; '.join(bullets)})"
     return {"message": message, "source": str(rule.get("source", ""))}
+
+
+def _required(rule: Any, text: Any) -> dict[str, str] | None:
+    """An administrator note when the operation's "Permissions required" paragraph (Atlassian's, kept by
+    the OpenAPI reader) is exactly one the rule names as an administrator's: any other wording (an
+    "or" with a project permission, a note for apps) gets none."""
+    if not isinstance(rule, Mapping) or not isinstance(text, str):
+        return None
+    if not any(re.fullmatch(str(p), text) for p in rule.get("administrator", ())):
+        return None
+    return {"message": f"{rule['message']} (Permissions required: {text})", "source": str(rule["source"])}
 
 
 def _with_admin(op: OperationEntry, provider: str, role: dict[str, str] | None) -> OperationEntry:

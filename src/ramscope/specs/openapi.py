@@ -172,6 +172,21 @@ def allowed_for(description: str) -> list[str]:
     return [b.strip()[:ALLOWED_FOR_CHARS] for b in bullets]
 
 
+#: Atlassian's marker before an operation's "Permissions required" paragraph.
+_REQUIRED = re.compile(r"\*\*\[Permissions\]\(#permissions\) required:\*\*[ \t]*")
+
+
+def permissions_required(description: str) -> str:
+    """The paragraph after Atlassian's "**Permissions required:**" marker (kept before the
+    description is cut), at most ALLOWED_FOR_CHARS characters; what it means is a quirk's to say."""
+    if len(description) > ALLOWED_FOR_SCAN:
+        return ""
+    m = _REQUIRED.search(description)
+    if m is None:
+        return ""
+    return description[m.end() :].split("\n\n", 1)[0].strip()[:ALLOWED_FOR_CHARS]
+
+
 def _substitute(url: str, variables: Mapping[str, Any]) -> str:
     """``url`` with each ``{variable}`` at its default (left as written when it has none)."""
 
@@ -500,6 +515,9 @@ class _Builder:
             roles = allowed_for(description)
             if roles:
                 extra["allowed_for"] = roles
+            required = permissions_required(description)
+            if required:
+                extra["permissions_required"] = required
             if len(description) > DESCRIPTION_LIMIT:
                 description = _short(description)
         else:
