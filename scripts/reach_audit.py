@@ -436,12 +436,20 @@ def _manifest(url: str, ops: list[str], identity: str) -> dict[str, Any]:
 
 def _pick(access: Any) -> tuple[str, str]:
     if not access.complete or access.scopes is None:
-        return "undetermined", ""
+        return "undetermined" + ("; administrator" if _administrator(access) else ""), ""
     choice = access.choice or {}
     pick = ", ".join(access.scopes) if access.scopes else "bare credential (no scope named)"
     if choice.get("ambiguous"):
         pick += " (ambiguous: also " + ", ".join(choice.get("candidates") or ()) + ")"
+    if _administrator(access):
+        pick += "; administrator"
     return pick, str(access.requirements_source or "")
+
+
+def _administrator(access: Any) -> bool:
+    """The report says the caller must be an administrator (a provider's note, or the pick itself)."""
+    notes = access.provider_notes or ()
+    return any(n.get("principal") == "administrator" for n in notes) or (access.choice or {}).get("fallback") == "admin"
 
 
 def derive(specs: Path) -> dict[tuple[str, str, str], tuple[str, str]]:
