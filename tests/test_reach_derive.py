@@ -482,3 +482,13 @@ def test_jira_administer_jira_operation_says_administrator(
     report, b = one(derive, server, "/jira.json", "deleteFilter")
     assert b.scopes == ["write:jira-work"]
     assert "requires-admin" not in codes(report)
+
+
+def test_slack_admin_methods_say_an_org_admin_installs(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """admin.users.invite: admin.users:write on a user token, with the note that an Enterprise Grid org admin
+    or owner must install the app; chat.postMessage gets no such note."""
+    report, a = one(derive, server, "/slack.json", "admin_users_invite")
+    assert a.scopes == ["admin.users:write"]
+    assert "requires-admin" in codes(report)
+    report, _ = one(derive, server, "/slack.json", "chat_postMessage")
+    assert "requires-admin" not in codes(report)

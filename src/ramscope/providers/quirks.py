@@ -43,7 +43,8 @@ quirk, so a report says where each pick came from:
   documents that convention (Zendesk's "Allowed For" section): an operation allowed for
   administrators only gets a note (``principal: administrator``), no permission; likewise
   ``permissions_required``: Atlassian's "Permissions required" paragraph, where it is exactly
-  "*Administer Jira* global permission";
+  "*Administer Jira* global permission"; and ``admin_scopes``: an operation every OAuth alternative of
+  which needs an administrator's scope (Slack's ``admin.*``);
 * ``object_type_in_path``: a spec that gives every operation of a generic service one list of
   alternatives for all object types (HubSpot's CRM objects: 80 scopes, from
   ``crm.objects.appointments.read`` to ``tickets``) where the path names the object type
@@ -301,6 +302,7 @@ class _Apply:
     def _entry(self, op: OperationEntry) -> OperationEntry:
         role = _allowed_for(self.allowed_for, op.extra.get("allowed_for")) if self.allowed_for else None
         role = role or _required(self.q.raw.get("permissions_required"), op.extra.get("permissions_required"))
+        role = role or self._admin_scopes(op)
         if not op.requirements:
             return _with_admin(op, self.q.name, role)
         notes: dict[str, Any] = {
@@ -357,6 +359,18 @@ class _Apply:
         if not any(t.scheme in self.oauth for alt, _ in kept for t in alt):
             return alts
         return kept
+
+    def _admin_scopes(self, op: OperationEntry) -> dict[str, str] | None:
+        """An administrator note where every OAuth alternative of the operation needs a scope the provider
+        grants to administrators only (Slack's admin.*: an Enterprise Grid org admin or owner installs)."""
+        rule = self.q.raw.get("admin_scopes")
+        if not isinstance(rule, Mapping) or not op.requirements:
+            return None
+        pats = [str(p) for p in rule.get("patterns", ())]
+        oauth = [t for alt in op.requirements for t in alt if t.scheme in self.oauth]
+        if not oauth or not all(any(fnmatch.fnmatchcase(s, p) for s in t.scopes for p in pats) for t in oauth):
+            return None
+        return {"message": str(rule["message"]), "source": str(rule["source"])}
 
     def _users_only(self, alts: list[tuple[Requirement, str]], op: OperationEntry) -> list[tuple[Requirement, str]]:
         """An operation the provider documents as answering a user's credential only (PagerDuty's
