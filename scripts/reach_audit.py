@@ -195,7 +195,7 @@ SAMPLE: list[tuple[str, str, str, str, str, str]] = [
     ("Figma", "figma.yaml", "END_USER", "getMe", "ok", FIGMA),
     ("Figma", "figma.yaml", "END_USER", "getFileVersions", "ok", FIGMA),
     ("Figma", "figma.yaml", "END_USER", "getTeamProjects", "ok", FIGMA),
-    ("Figma", "figma.yaml", "END_USER", "getActivityLogs", "ok", FIGMA),
+    ("Figma", "figma.yaml", "END_USER", "getActivityLogs", "ok", "https://developers.figma.com/docs/rest-api/activity-logs"),
     ("Figma", "figma.yaml", "END_USER", "postVariables", "ok", FIGMA),
     (
         "Intercom",

@@ -274,6 +274,16 @@ def test_pagerduty_classic_oauth_is_not_offered_beside_a_scoped_scope(
     assert "pagerduty-classic-oauth" not in [t["scheme"] for alt in a.requirements for t in alt]
 
 
+def test_figma_activity_logs_are_an_organization_admins(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
+    """Figma's activity logs: org:activity_log_read, which only an Enterprise organization's admin can grant,
+    so the pick says it is an administrator's permission."""
+    report, a = one(derive, server, "/figma.json", "getActivityLogs")
+    assert a.scopes == ["org:activity_log_read"]
+    assert a.choice["reach"]["org:activity_log_read"]["principal"] == "admin"
+    assert a.choice["fallback"] == "admin"
+    assert "administrator-permission" in codes(report)
+
+
 def test_figma_get_file_is_file_content_read(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """Figma getFile: any one of file_content:read and the retired files:read -> file_content:read."""
     _, a = one(derive, server, "/figma.json", "getFile")
