@@ -375,6 +375,28 @@ def test_linear_catalog_gives_each_root_field_its_scope() -> None:
     assert scheme.flows[0].token_url == "https://api.linear.app/oauth/token"
 
 
+def test_linear_audit_log_says_only_a_workspace_admin() -> None:
+    """auditEntries keeps the read scope Linear gives queries and says only a workspace administrator may
+    read the audit log (https://linear.app/docs/audit-log); other queries carry no such note."""
+    sdl = b"type Query { auditEntries(first: Int): AuditEntryConnection!\n issues: AuditEntryConnection! }\n"
+    sdl += b"type AuditEntryConnection { id: ID }\n"
+    ix = build_index(make_spec(sdl, LINEAR_URL, media_type="text/plain"))
+    audit, issues = ix.operation("Query.auditEntries"), ix.operation("Query.issues")
+    assert audit is not None
+    assert issues is not None
+    assert audit.requirements == _alts(("read",), scheme="linear_oauth2")
+    assert audit.extra["quirks"] == {
+        "provider": "linear",
+        "admin": [
+            {
+                "message": "only workspace administrators can access the audit log (an Enterprise plan feature)",
+                "source": "https://linear.app/docs/audit-log",
+            }
+        ],
+    }
+    assert "quirks" not in issues.extra
+
+
 def test_schema_without_requirements_or_catalog_is_undetermined() -> None:
     """The same SDL at a URL no catalog covers: every root field unknown, said once for all."""
     ix = build_index(make_spec(LINEAR.read_bytes(), "https://example.com/schema.graphql"))

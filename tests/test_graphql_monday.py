@@ -237,3 +237,52 @@ def test_the_compiler_refuses_a_catalog_that_would_guess(tmp_path: Path, changes
     """Disagreeing pages, a field both scoped and unknown, a scope monday has not, a bare name: refused."""
     with pytest.raises(CatalogError, match=message):
         build_graphql_hand(_write(tmp_path, **changes))
+
+
+SUPPORT_USER_TYPE = (
+    "https://support.monday.com/hc/en-us/articles/360002426980-How-do-I-activate-deactivate-or-change-a-user-s-type-"
+)
+
+
+@pytest.mark.parametrize(
+    ("label", "scope", "source"),
+    [
+        ("Query.audit_logs", None, REF + "audit-logs"),
+        ("Mutation.backfill_items", "boards:write", REF + "backfill-items-api-reference"),
+    ],
+)
+def test_fields_only_an_admin_may_call_say_administrator(label: str, scope: str | None, source: str) -> None:
+    """The audit logs (account admins on Enterprise) and backfilling items (account admin only) keep their
+    scope or stay undetermined, and carry the administrator's note the derivation reports."""
+    op = _monday().operation(label)
+    assert op is not None
+    assert op.requirements == (None if scope is None else _scope(scope))
+    ((note,),) = [op.extra["quirks"]["admin"]]
+    assert op.extra["quirks"]["provider"] == "monday"
+    assert note["source"] == source
+
+
+def test_user_deactivation_is_an_account_admins() -> None:
+    """deactivate_users (no scope on its page: undetermined) says an account admin must call it; a field no
+    page calls an admin's gets no note."""
+    sdl = b"type Query { me: User }\ntype Mutation { deactivate_users(user_ids: [ID!]!): User\n create_item: User }\n"
+    sdl += b"type User { id: ID! }\n"
+    ix = build_index(make_spec(sdl, MONDAY_URL, media_type="text/plain"))
+    deactivate, create = ix.operation("Mutation.deactivate_users"), ix.operation("Mutation.create_item")
+    assert deactivate is not None
+    assert create is not None
+    assert deactivate.requirements is None
+    assert deactivate.extra["quirks"]["admin"] == [
+        {
+            "message": "you must be an admin of the account to activate or deactivate users (the users API page says "
+            "only admins can use this mutation)",
+            "source": SUPPORT_USER_TYPE,
+        }
+    ]
+    assert "quirks" not in create.extra
+
+
+def test_the_compiler_refuses_an_administrator_note_on_a_field_it_does_not_know(tmp_path: Path) -> None:
+    """An administrator's note only beside a field the catalog lists or leaves undetermined."""
+    with pytest.raises(CatalogError, match="neither listed nor undetermined"):
+        build_graphql_hand(_write(tmp_path, administrator={"Mutation.nowhere": {"message": "m", "source": REF}}))

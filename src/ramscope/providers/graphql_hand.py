@@ -15,7 +15,11 @@ The hand file::
      "notes": [{"message", "source"}],              # the provider's word on its tokens
      "objects": [{"object", "page", "fields": {"Query.boards": "boards:read", ...},
                   "notes": {"Mutation.x": "account admin only"}}],  # the page's word beside the scope
-     "undetermined": {"Mutation.x": {"reason", "source"}}}
+     "undetermined": {"Mutation.x": {"reason", "source"}},
+     "administrator": {"Query.x": {"message", "source"}}}  # the page says only an admin may call it
+
+A field under ``administrator`` keeps its scope (or stays undetermined); the report adds the
+administrator's note, with the page that says so.
 
 A field's scope ``""`` is the page's "none beyond a valid API token": a token of the scheme with no
 particular scope. Each object names the page its scopes are read from; a root field listed by two objects must get
@@ -73,6 +77,11 @@ def _compile(doc: dict[str, Any], name: str) -> dict[str, Any]:
         if label in fields:
             raise CatalogError(f"{name}: {label} is both given a scope and listed as undetermined")
         undetermined[label] = {"reason": str(u["reason"]), "source": str(u["source"])}
+    administrator: dict[str, dict[str, str]] = {}
+    for label, a in doc.get("administrator", {}).items():
+        if label not in fields and label not in undetermined:
+            raise CatalogError(f"{name}: {label} is said to be an administrator's but neither listed nor undetermined")
+        administrator[label] = {"message": str(a["message"]), "source": str(a["source"])}
     scheme = dict(doc["scheme"])
     scheme["flows"] = [dict(f, scopes=[list(s) for s in scopes]) for f in scheme["flows"]]
     return {
@@ -87,6 +96,7 @@ def _compile(doc: dict[str, Any], name: str) -> dict[str, Any]:
         "fields": fields,
         "undetermined": undetermined,
         "notes": [{"message": str(n["message"]), "source": str(n["source"])} for n in doc.get("notes", ())],
+        **({"administrator": administrator} if administrator else {}),
     }
 
 

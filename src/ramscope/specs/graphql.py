@@ -845,6 +845,10 @@ class GraphQLCatalog:
     undetermined: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     #: The provider's word on its tokens: (message, source page).
     notes: tuple[tuple[str, str], ...] = ()
+    #: Root fields the provider's pages say only an administrator may call: label -> (message, source page).
+    #: A role of the calling user, no scope: said as the administrator's note beside whatever scope (or
+    #: undetermined) the field has.
+    administrator: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def lookup(self, role: str, label: str, description: str) -> tuple[tuple[tuple[str, ...], ...], str, str] | None:
         hit = self.fields.get(label)
@@ -888,6 +892,9 @@ def graphql_catalogs() -> tuple[GraphQLCatalog, ...]:
                 ),
                 undetermined={k: (str(v["reason"]), str(v["source"])) for k, v in doc.get("undetermined", {}).items()},
                 notes=tuple((str(n["message"]), str(n["source"])) for n in doc.get("notes", ())),
+                administrator={
+                    k: (str(v["message"]), str(v["source"])) for k, v in doc.get("administrator", {}).items()
+                },
             )
         )
     return tuple(out)
@@ -1116,6 +1123,10 @@ def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: s
                     if page:
                         extra["source_page"] = page
                     silent.append((ptr, label, reason))
+                admin = catalog.administrator.get(label)
+                if admin is not None:
+                    # The shape the derivation reads a provider's role requirement from (quirks' "admin").
+                    extra["quirks"] = {"provider": catalog.name, "admin": [{"message": admin[0], "source": admin[1]}]}
             entries.append(
                 OperationEntry(
                     key=label,
