@@ -333,6 +333,29 @@ def test_docusign_needs_signature_from_its_catalog(derive: Callable[..., Report]
     assert b.admin_consent == ["impersonation"]
 
 
+def test_docusign_account_administrator_operations_say_so(
+    derive: Callable[..., Report], server: LocalHTTPServer
+) -> None:
+    """Creating a Connect configuration and closing the account: DocuSign's reference says "you must be an
+    account administrator" (admin), so the report adds the administrator's note beside signature; creating
+    users, whose reference says nothing of the kind, gets none."""
+    report, a = one(derive, server, "/docusign.json", "Connect_PostConnectConfiguration")
+    assert a.scopes == ["signature"]
+    (note,) = a.provider_notes
+    assert note["principal"] == "administrator"
+    assert note["source"] == "quirk:docusign"
+    assert note["message"] == (
+        "the calling user must be a DocuSign account administrator, as the operation's reference says ('To use "
+        "this function, you must be an account administrator and Connect must be enabled on your account.')"
+    )
+    assert "requires-admin" in codes(report)
+    _, b = one(derive, server, "/docusign.json", "Accounts_DeleteAccount")
+    assert [n["principal"] for n in b.provider_notes] == ["administrator"]
+    _, c = one(derive, server, "/docusign.json", "Users_PostUsers")
+    assert c.scopes == ["signature"]
+    assert list(c.provider_notes) == []
+
+
 def test_gitlab_read_api_for_reads_api_for_writes(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """GitLab: a GET needs read_api (api also does); a POST needs api."""
     _, a = one(derive, server, "/shapes-gitlab.json", "listProjectIssues", "AGENT")

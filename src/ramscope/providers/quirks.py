@@ -55,7 +55,10 @@ quirk, so a report says where each pick came from:
   (PagerDuty's ``GET /users/me``, "will not work ... with an account-level access token"): the
   alternatives without an OAuth scheme are dropped, so an app identity gets no answer rather than
   the account's key; ``oauth_refused``: the reverse (Asana's audit log takes a Service Account's
-  personal access token only): the OAuth alternatives are dropped, with an administrator's note.
+  personal access token only): the OAuth alternatives are dropped, with an administrator's note;
+* ``administrator_operations``: operations the provider's reference says only an administrator may
+  call, each ``"METHOD /path"`` with the sentence that says so (DocuSign's "you must be an account
+  administrator"): an administrator's note, the permission unchanged.
 """
 
 from __future__ import annotations
@@ -303,6 +306,7 @@ class _Apply:
         role = _allowed_for(self.allowed_for, op.extra.get("allowed_for")) if self.allowed_for else None
         role = role or _required(self.q.raw.get("permissions_required"), op.extra.get("permissions_required"))
         role = role or self._admin_scopes(op)
+        role = role or self._admin_operation(op)
         if not op.requirements:
             return _with_admin(op, self.q.name, role)
         notes: dict[str, Any] = {
@@ -371,6 +375,17 @@ class _Apply:
         if not oauth or not all(any(fnmatch.fnmatchcase(s, p) for s in t.scopes for p in pats) for t in oauth):
             return None
         return {"message": str(rule["message"]), "source": str(rule["source"])}
+
+    def _admin_operation(self, op: OperationEntry) -> dict[str, str] | None:
+        """An administrator note on an operation the provider's reference names an administrator's, listed
+        one by one with the sentence that says so (DocuSign: "you must be an account administrator")."""
+        rule = self.q.raw.get("administrator_operations")
+        if not isinstance(rule, Mapping):
+            return None
+        said = (rule.get("operations") or {}).get(f"{op.method.upper()} {op.path}")
+        if not isinstance(said, str):
+            return None
+        return {"message": f"{rule['message']} ('{said}')", "source": str(rule["source"])}
 
     def _users_only(self, alts: list[tuple[Requirement, str]], op: OperationEntry) -> list[tuple[Requirement, str]]:
         """An operation the provider documents as answering a user's credential only (PagerDuty's
