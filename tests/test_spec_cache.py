@@ -140,3 +140,20 @@ def test_kind_hint_is_part_of_the_key(source: FakeSource) -> None:
     assert index_cache_key("abc") != index_cache_key("abc", SpecKind.OPENAPI)
     load_index(MAIN, source, kind_hint=SpecKind.OPENAPI)
     assert (INDEX_NAMESPACE, index_cache_key(source.specs[MAIN].sha256, SpecKind.OPENAPI)) in source.artifacts
+
+
+def test_the_key_names_the_catalogs_the_index_was_built_with(tmp_path: Any) -> None:
+    """A GraphQL catalog shipped with another release (monday.com's, Linear's) changes the key: an index
+    cached with the old catalog's readings is rebuilt rather than served."""
+    from ramscope.specs.cache import built_with
+
+    assert index_cache_key("abc").startswith(f"v{specs.INDEX_FORMAT_VERSION}.{built_with()}-abc")
+    (tmp_path / "linear.graphql.json").write_bytes(b'{"fields": {"issue": "read"}}')
+    (tmp_path / "unrelated.json").write_bytes(b"{}")
+    before = built_with(tmp_path)
+    (tmp_path / "unrelated.json").write_bytes(b'{"changed": true}')
+    built_with.cache_clear()
+    assert built_with(tmp_path) == before
+    (tmp_path / "linear.graphql.json").write_bytes(b'{"fields": {"issue": "write"}}')
+    built_with.cache_clear()
+    assert built_with(tmp_path) != before

@@ -5,8 +5,8 @@ decoded lazily, so a warm run pays for the operations it resolves, not for all o
 them) plus what it was built from: the URL it was read at (relative refs and
 relative server URLs depend on it) and the external documents its ``$ref``\\ s
 pulled in, each with its SHA-256. A cached index is used only if it decodes, has
-the current :data:`INDEX_FORMAT_VERSION`, was built from the same URL, and every
-dependency still has the same hash; otherwise it is rebuilt and stored again.
+the current :data:`INDEX_FORMAT_VERSION` and shipped catalogs (:func:`built_with`), was
+built from the same URL, and every dependency still has the same hash; otherwise it is rebuilt and stored again.
 Nothing here touches disk or network itself: the :class:`SpecSource` (the spec
 store) does. A warm run asks the source for the spec's SHA-256 only: the store
 answers that from its cache entry's metadata, without reading the body.
@@ -14,7 +14,11 @@ answers that from its cache entry's metadata, without reading the body.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Protocol
 
 from ..documents import FetchedSpec
@@ -22,7 +26,7 @@ from ..errors import FetchError
 from .compact import CompactError, decode, encode
 from .model import INDEX_FORMAT_VERSION, SpecIndex, SpecKind
 
-__all__ = ["INDEX_NAMESPACE", "SpecSource", "index_cache_key", "load_index"]
+__all__ = ["INDEX_NAMESPACE", "SpecSource", "built_with", "index_cache_key", "load_index"]
 
 #: The artifact namespace indexes are stored under.
 INDEX_NAMESPACE = "spec-index"
@@ -39,7 +43,20 @@ class SpecSource(Protocol):
 
 
 def index_cache_key(sha256: str, kind_hint: SpecKind | None = None) -> str:
-    return f"v{INDEX_FORMAT_VERSION}-{sha256}-{kind_hint.value if kind_hint else 'auto'}"
+    return f"v{INDEX_FORMAT_VERSION}.{built_with()}-{sha256}-{kind_hint.value if kind_hint else 'auto'}"
+
+
+@cache
+def built_with(folder: Traversable | None = None) -> str:
+    """A digest of the shipped data an index is built with, beside the code (:data:`INDEX_FORMAT_VERSION`):
+    the GraphQL catalogs a schema's root fields are read against (Linear's, monday.com's). A cached
+    index built with other catalogs is rebuilt, so an upgrade's new readings reach specs cached before."""
+    folder = folder if folder is not None else resources.files("ramscope.providers") / "data"
+    h = hashlib.sha256()
+    for item in sorted(folder.iterdir(), key=lambda p: p.name):
+        if item.name.endswith(".graphql.json"):
+            h.update(item.name.encode() + b"\0" + item.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
 
 
 def load_index(
