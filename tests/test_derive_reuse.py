@@ -393,3 +393,19 @@ def test_entries_round_trip(exit_code: int, deps: list[reuse.Dep], report: bytes
     assert entry.exit_code == exit_code
     assert set(entry.deps) == set(deps)
     assert entry.report == report.replace(b"\n", b" ")
+
+
+def test_the_reuse_key_names_the_reach_classes_and_quirks() -> None:
+    """The reviewed reach classes and the provider quirks rank and read every pick: a stored report
+    derived with other ones is not reused (each named by version and content hash)."""
+    import hashlib
+    from importlib import resources
+
+    from ramscope.providers import snapshot_versions
+
+    v = snapshot_versions()
+    for key, name in (("reach", "reach.json"), ("quirks", "quirks.json")):
+        raw = (resources.files("ramscope.providers") / "data" / name).read_bytes()
+        version, digest = v[key].split("+")
+        assert version == orjson.loads(raw)["version"]
+        assert digest == hashlib.sha256(raw).hexdigest()[:12]

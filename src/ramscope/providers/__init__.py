@@ -109,7 +109,7 @@ def catalog_for_servers(server_urls: Sequence[str]) -> Catalog | None:
 
 @cache
 def snapshot_versions() -> dict[str, str]:
-    """``universe:<name>`` / ``catalog:<name>`` / ``quirks`` -> version of every shipped snapshot.
+    """``universe:<name>`` / ``catalog:<name>`` / ``quirks`` / ``reach`` -> version of every shipped snapshot.
 
     From the small ``versions.json`` the build writes beside them, so a reuse key does not have to
     decode every snapshot.
@@ -117,11 +117,14 @@ def snapshot_versions() -> dict[str, str]:
     import orjson  # noqa: PLC0415
 
     from .quirks import data_version  # noqa: PLC0415
+    from .reach import reach_table_version  # noqa: PLC0415
 
     data = _data("versions.json")
     out = {str(k): str(v) for k, v in orjson.loads(data).items()} if data else {}
-    # The provider quirks are shipped data too: a report derived with other quirks is not reused.
+    # The provider quirks and the reviewed reach classes are shipped data too: a report derived with
+    # others is not reused.
     out["quirks"] = data_version()
+    out["reach"] = reach_table_version()
     return out
 
 

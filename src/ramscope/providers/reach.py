@@ -24,6 +24,7 @@ a class the rules cannot tell is ``unknown`` and never outranks a known one.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -174,7 +175,10 @@ def _table() -> Mapping[str, Any]:
 
 
 def reach_table_version() -> str:
-    return str(_table().get("version", ""))
+    """The reviewed table's version and content hash: a stored report derived with other classes is
+    not reused, and a report names the table it was ranked with."""
+    raw = (resources.files(__package__) / "data" / "reach.json").read_bytes()
+    return f"{_table().get('version', '')}+{hashlib.sha256(raw).hexdigest()[:12]}"
 
 
 def _exception(provider: str, scope: str) -> Mapping[str, Any] | None:
