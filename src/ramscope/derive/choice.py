@@ -426,12 +426,8 @@ class Choosing(RunState):
         entry = p.catalog_entry
         if entry is None:
             return self._foreign_read(p, choice, ranked, space, api)
-        if entry.method not in ("DELETE", "POST", "PATCH", "PUT"):
-            return choice
-        if entry.method == "POST" and _READ_ACTION.match(entry.path.rstrip("/").rsplit("/", 1)[-1]):
-            return choice
-        picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
-        if not picked or any(r.level.name != "READ" for r in picked):
+        picked = _reads_only(choice, ranked)
+        if not _writes(entry.method, entry.path.rstrip("/").rsplit("/", 1)[-1]) or not picked:
             return choice
         families = {permission_family(r.scope) for r in picked}
         better = _set_aside_writer(
@@ -465,12 +461,9 @@ class Choosing(RunState):
         e = p.found.entry
         if api is None:
             return self._listed_read(p, choice, ranked, space)
-        if e.method not in ("DELETE", "POST", "PATCH", "PUT"):
+        if not _writes(e.method, (e.operation_id or "").rsplit(".", 1)[-1]) or not _reads_only(choice, ranked):
             return choice
-        if e.method == "POST" and _READ_ACTION.match((e.operation_id or "").rsplit(".", 1)[-1]):
-            return choice
-        picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
-        if not picked or any(r.level.name != "READ" for r in picked) or space.is_home(choice.alternative, api):
+        if space.is_home(choice.alternative, api):
             return choice
         better = _set_aside_writer(ranked, space, api, lambda alt: space.is_home(alt, api))
         self.diags.append(
@@ -500,14 +493,9 @@ class Choosing(RunState):
         A POST counts only in an OpenAPI spec and when its operation does not name a read (Slack's,
         Dropbox's and GraphQL's reads are POSTs; so are searches)."""
         e = p.found.entry
-        if e.method == "POST":
-            last = re.split(r"[./ ]", (e.operation_id or e.path).rstrip("/"))[-1] or e.path
-            if p.found.index.kind is not SpecKind.OPENAPI or _READ_ACTION.match(last[:1].lower() + last[1:]):
-                return choice
-        elif e.method not in ("DELETE", "PATCH", "PUT"):
-            return choice
-        picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
-        if not picked or any(r.level.name != "READ" for r in picked):
+        last = re.split(r"[./ ]", (e.operation_id or e.path).rstrip("/"))[-1] or e.path
+        post = p.found.index.kind is SpecKind.OPENAPI
+        if not _writes(e.method, last[:1].lower() + last[1:], post=post) or not _reads_only(choice, ranked):
             return choice
         better = _set_aside_writer(ranked, space, None, lambda alt: True)
         if better is None:
@@ -826,6 +814,20 @@ _READ_ACTION = re.compile(
 )
 #: A scheme whose own description says an administrator authorizes it (Dropbox's team token).
 _ADMIN_SCHEME = re.compile(r"\b(?:by|as) an? (?:team |organi[sz]ation )?administrator\b", re.IGNORECASE)
+
+
+def _writes(method: str, name: str, *, post: bool = True) -> bool:
+    """Does the method write: DELETE, PATCH, PUT, or (where ``post``) a POST whose operation ``name``
+    names no read (an OData action or a search that returns data is no write)."""
+    if method == "POST":
+        return post and not _READ_ACTION.match(name)
+    return method in ("DELETE", "PATCH", "PUT")
+
+
+def _reads_only(choice: Choice, ranked: Ranked) -> list[Reach]:
+    """The classes of the pick's scopes when every one is a read permission, else ``[]``."""
+    picked = [ranked.classes[s] for s in choice.alternative.scopes if s in ranked.classes]
+    return picked if picked and all(r.level.name == "READ" for r in picked) else []
 
 
 def _set_aside_writer(
