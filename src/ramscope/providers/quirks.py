@@ -214,25 +214,9 @@ class _Apply:
         self.added = raw.get("added_scheme")
         if isinstance(self.added, Mapping):
             a = self.added
-            self.schemes = (
-                *self.schemes,
-                SecurityScheme(
-                    str(a["name"]),
-                    SchemeType.OAUTH2,
-                    f"{a.get('description', '')} ({a['source']})".strip(),
-                    flows=tuple(
-                        OAuthFlow(
-                            FlowKind(str(f["kind"])),
-                            str(f.get("authorization_url", "")),
-                            str(f.get("token_url", "")),
-                            scopes=tuple((str(k), str(v)) for k, v in (a.get("scopes") or {}).items()),
-                        )
-                        for f in a.get("flows", ())
-                    ),
-                    inferred=True,
-                    namespace=str(a.get("namespace", "")),
-                ),
-            )
+            scopes = tuple((str(k), str(v)) for k, v in (a.get("scopes") or {}).items())
+            described = f"{a.get('description', '')} ({a['source']})".strip()
+            self.schemes = (*self.schemes, _quirk_scheme(str(a["name"]), described, a, scopes))
         self.oauth = {s.name for s in self.schemes if s.type is SchemeType.OAUTH2}
         self.bot: dict[str, SecurityScheme] = {}
         if self.tokens:
@@ -256,18 +240,7 @@ class _Apply:
             return self._added_flows(s)
         if not isinstance(o, Mapping):
             return s
-        flows = tuple(
-            OAuthFlow(FlowKind(str(f["kind"])), str(f.get("authorization_url", "")), str(f.get("token_url", "")))
-            for f in o.get("flows", ())
-        )
-        return SecurityScheme(
-            s.name,
-            SchemeType.OAUTH2,
-            f"{s.description} ({o.get('description', '')}; {o['source']})".strip(),
-            flows=flows,
-            inferred=True,
-            namespace=str(o.get("namespace", "")),
-        )
+        return _quirk_scheme(s.name, f"{s.description} ({o.get('description', '')}; {o['source']})".strip(), o)
 
     def _added_flows(self, s: SecurityScheme) -> SecurityScheme:
         """An OAuth scheme with the grants the provider documents beside those its spec declares
@@ -277,17 +250,7 @@ class _Apply:
         if not isinstance(a, Mapping):
             return s
         have = {f.kind for f in s.flows}
-        scopes = next((x.scopes for x in s.flows), ())
-        new = tuple(
-            OAuthFlow(
-                FlowKind(str(f["kind"])),
-                str(f.get("authorization_url", "")),
-                str(f.get("token_url", "")),
-                scopes=scopes,
-            )
-            for f in a.get("flows", ())
-            if FlowKind(str(f["kind"])) not in have
-        )
+        new = tuple(f for f in _flows(a, next((x.scopes for x in s.flows), ())) if f.kind not in have)
         if not new:
             return s
         what = f"{a.get('description', '')}; {a['source']}".strip("; ")
@@ -623,6 +586,30 @@ def _all_of(x: Any) -> list[str]:
 
 def _clean(t: SchemeRequirement) -> SchemeRequirement:
     return SchemeRequirement.of(t.scheme, [s.partition("\0")[0] for s in t.scopes])
+
+
+def _flows(entry: Mapping[str, Any], scopes: tuple[tuple[str, str], ...] = ()) -> tuple[OAuthFlow, ...]:
+    """The OAuth flows a quirk entry lists (``kind``, ``authorization_url``, ``token_url``)."""
+    return tuple(
+        OAuthFlow(
+            FlowKind(str(f["kind"])), str(f.get("authorization_url", "")), str(f.get("token_url", "")), scopes=scopes
+        )
+        for f in entry.get("flows", ())
+    )
+
+
+def _quirk_scheme(
+    name: str, description: str, entry: Mapping[str, Any], scopes: tuple[tuple[str, str], ...] = ()
+) -> SecurityScheme:
+    """An OAuth scheme a quirk entry describes (its flows and grant namespace), inferred, not declared."""
+    return SecurityScheme(
+        name,
+        SchemeType.OAUTH2,
+        description,
+        flows=_flows(entry, scopes),
+        inferred=True,
+        namespace=str(entry.get("namespace", "")),
+    )
 
 
 def _first_token_url(s: SecurityScheme) -> str:
