@@ -285,7 +285,7 @@ class _Apply:
                 if new not in [a for a, _ in alts]:
                     alts.append((new, why))
         alts = self._typed(alts, op.path)
-        if not any(t.scheme in self.oauth for alt, _ in alts for t in alt):
+        if not any(self._oauth(a) for a, _ in alts):
             alts.extend(self._added(op))
         alts = self._users_only(alts, op)
         alts = self._without_oauth(alts, op, notes)
@@ -323,7 +323,7 @@ class _Apply:
                 kept.append((alt, why))  # a credential with no scope in it: not the rule's to judge
             elif all(t.scopes and set(t.scopes) <= allowed for t in terms):
                 kept.append((alt, "; ".join(x for x in (why, f"object type {kind}") if x)))
-        if not any(t.scheme in self.oauth for alt, _ in kept for t in alt):
+        if not any(self._oauth(a) for a, _ in kept):
             return alts
         return kept
 
@@ -337,7 +337,7 @@ class _Apply:
         oauth = [t for alt in op.requirements for t in alt if t.scheme in self.oauth]
         if not oauth or not all(any(fnmatch.fnmatchcase(s, p) for s in t.scopes for p in pats) for t in oauth):
             return None
-        return {"message": str(rule["message"]), "source": str(rule["source"])}
+        return _note(rule)
 
     def _admin_operation(self, op: OperationEntry) -> dict[str, str] | None:
         """An administrator note on an operation the provider's reference names an administrator's, listed
@@ -345,7 +345,7 @@ class _Apply:
         rule = self.q.raw.get("administrator_operations")
         if not isinstance(rule, Mapping):
             return None
-        said = (rule.get("operations") or {}).get(f"{op.method.upper()} {op.path}")
+        said = (rule.get("operations") or {}).get(_op_key(op))
         if not isinstance(said, str):
             return None
         return {"message": f"{rule['message']} ('{said}')", "source": str(rule["source"])}
@@ -355,7 +355,7 @@ class _Apply:
         ``GET /users/me``: not with an account-level key): its alternatives without an OAuth scheme
         (the API key, which may be the account's) are dropped, so an app identity gets no answer."""
         rule = self.q.raw.get("user_credential_only")
-        if not isinstance(rule, Mapping) or f"{op.method.upper()} {op.path}" not in rule.get("operations", ()):
+        if not isinstance(rule, Mapping) or _op_key(op) not in rule.get("operations", ()):
             return alts
         kept = [(a, "; ".join(x for x in (w, "a user's credential only") if x)) for a, w in alts if self._oauth(a)]
         return kept or alts
@@ -367,12 +367,12 @@ class _Apply:
         Account's personal access token only): its OAuth alternatives are dropped, and the note says
         which credential it takes (an administrator's, as a ``requires-admin`` note)."""
         rule = self.q.raw.get("oauth_refused")
-        if not isinstance(rule, Mapping) or f"{op.method.upper()} {op.path}" not in rule.get("operations", ()):
+        if not isinstance(rule, Mapping) or _op_key(op) not in rule.get("operations", ()):
             return alts
         kept = [(a, "; ".join(x for x in (w, "no OAuth token") if x)) for a, w in alts if not self._oauth(a)]
         if not kept:
             return alts
-        notes["admin"].append({"message": str(rule["message"]), "source": str(rule["source"])})
+        notes["admin"].append(_note(rule))
         return kept
 
     def _oauth(self, alt: Requirement) -> bool:
@@ -449,7 +449,7 @@ class _Apply:
                     if alts:
                         admin = rule.get("admin")
                         if isinstance(admin, Mapping):
-                            notes["admin"].append({"message": str(admin["message"]), "source": str(admin["source"])})
+                            notes["admin"].append(_note(admin))
                         return [(SchemeRequirement.of(t.scheme, _all_of(x)), "scopes-by-path") for x in alts]
             if isinstance(self.by_method, Mapping):
                 rule = self.by_method.get(method.upper(), self.by_method.get("*"))
@@ -570,6 +570,16 @@ def _required(rule: Any, text: Any) -> dict[str, str] | None:
     if not any(re.fullmatch(str(p), text) for p in rule.get("administrator", ())):
         return None
     return {"message": f"{rule['message']} (Permissions required: {text})", "source": str(rule["source"])}
+
+
+def _note(rule: Mapping[str, Any]) -> dict[str, str]:
+    """A rule's administrator note: its message and source page."""
+    return {"message": str(rule["message"]), "source": str(rule["source"])}
+
+
+def _op_key(op: OperationEntry) -> str:
+    """How a rule lists an operation one by one: ``"METHOD /path"``."""
+    return f"{op.method.upper()} {op.path}"
 
 
 def _with_admin(op: OperationEntry, provider: str, role: dict[str, str] | None) -> OperationEntry:
