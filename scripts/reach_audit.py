@@ -12,23 +12,21 @@ column is what the code says today, so a changed pick shows beside a verdict tha
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 import tempfile
-import threading
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
+
+from reach_table import PUBLISHED, fetched_spec  # noqa: E402 - the table's reading of the same local copies
+from tests.support.httpserver import LocalHTTPServer  # noqa: E402 - loopback only, as the tests serve specs
 
 # Verdicts: ok (the docs name this permission for this operation); ok-ambiguous (the docs list several and the
-# data addressed decides: said so); fixed (was wrong, fixed on this branch: the test is named); wrong (wrong,
+# data addressed decides: said so); fixed (was wrong, fixed: the test is named); wrong (wrong,
 # left: see docs/reach-audit.md); broad (the docs' permission, but a narrower one is documented without an
 # endpoint mapping); spec (the provider's own machine-readable data, not re-read against prose).
 SLACK = "https://api.slack.com/methods/"
@@ -569,16 +567,6 @@ SAMPLE2: list[tuple[str, str, str, str, str, str]] = [
 ]
 
 
-#: A GraphQL catalog applies to a schema by the URL it is published at (as scripts/reach_table.py reads
-#: them): these files are answered under that URL from the local copy, never fetched.
-_PUBLISHED = {
-    "linear.graphql": "https://raw.githubusercontent.com/linear/linear/master/packages/sdk/src/schema.graphql",
-    "monday.graphql": (
-        "https://raw.githubusercontent.com/mondaycom/mcp/master/packages/agent-toolkit/src/monday-graphql/schema.graphql"
-    ),
-}
-
-
 class _Published:
     """The spec store, except that a published URL of a local copy is answered from the copy."""
 
@@ -588,12 +576,7 @@ class _Published:
 
     def get(self, url: str, *, kind_hint: Any = None) -> Any:
         if url in self._local:
-            from ramscope.store.model import FetchedSpec, Origin
-
-            body = self._local[url]
-            return FetchedSpec(url=url, final_url=url, body=body, media_type="text/plain",
-                               sha256=hashlib.sha256(body).hexdigest(), fetched_at=datetime.now(UTC),
-                               origin=Origin.CACHE)  # fmt: skip
+            return fetched_spec(self._local[url], url, "text/plain")
         return self._store.get(url, kind_hint=kind_hint)
 
     def prefetch(self, urls: Any, *, on_ready: Any = None) -> dict[str, Any]:
@@ -607,30 +590,6 @@ class _Published:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
-
-
-@contextmanager
-def _serve(files: dict[str, bytes]) -> Iterator[str]:
-    """Each file at http://127.0.0.1:PORT/<name> until the block ends (loopback only)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = files.get(self.path.lstrip("/"))
-            self.send_response(200 if body is not None else 404)
-            self.send_header("content-length", str(len(body or b"")))
-            self.end_headers()
-            self.wfile.write(body or b"")
-
-        def log_message(self, *_: Any) -> None:
-            pass
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 def _manifest(url: str, ops: list[str], identity: str) -> dict[str, Any]:
@@ -692,13 +651,15 @@ def derive(
         groups[(fname, identity)].append(op)
     out: dict[tuple[str, str, str], tuple[str, str]] = {}
     files = {Path(f).name: (specs / f).read_bytes() for f, _ in groups}
-    with _serve(files) as base, tempfile.TemporaryDirectory() as cache:
+    with LocalHTTPServer() as srv, tempfile.TemporaryDirectory() as cache:
+        for name, body in files.items():
+            srv.route(f"/{name}", body=body)
         settings = Settings(cache_dir=Path(cache), allow_private_network=True, timeout=120)
-        published = {url: files[name] for name, url in _PUBLISHED.items() if name in files}
+        published = {url: files[name] for name, url in PUBLISHED.items() if name in files}
         with SpecStore(settings) as real, Engine(settings, store=_Published(real, published)) as engine:
             for (fname, identity), ops in groups.items():
                 name = Path(fname).name
-                url = _PUBLISHED.get(name, f"{base}/{name}")
+                url = PUBLISHED.get(name, srv.url(f"/{name}"))
                 report = engine.derive({"name": "reach audit", "resourceAccessManifest": _manifest(url, ops, identity)})
                 for op, access in zip(ops, report.accesses, strict=True):
                     out[(fname, identity, op)] = _pick(access)

@@ -129,7 +129,8 @@ class Row:
         return self.derivable / self.operations if self.operations else None
 
 
-def _fetched(body: bytes, url: str, media: str) -> Any:
+def fetched_spec(body: bytes, url: str, media: str) -> Any:
+    """A local file as the store would hand it over (from the cache, at ``url``)."""
     from ramscope.store.model import FetchedSpec, Origin
 
     return FetchedSpec(url=url, final_url=url, body=body, media_type=media, sha256=hashlib.sha256(body).hexdigest(),
@@ -137,7 +138,7 @@ def _fetched(body: bytes, url: str, media: str) -> Any:
 
 
 #: Where a local copy is published: a GraphQL catalog applies to a schema by the URL it is read at.
-_PUBLISHED = {
+PUBLISHED = {
     "linear.graphql": "https://raw.githubusercontent.com/linear/linear/master/packages/sdk/src/schema.graphql",
     "monday.graphql": (
         "https://raw.githubusercontent.com/mondaycom/mcp/master/packages/agent-toolkit/src/monday-graphql/schema.graphql"
@@ -154,9 +155,9 @@ def _indexes(path: Path) -> list[Any]:
     out = []
     for f in files:
         media = {".yaml": "application/yaml", ".yml": "application/yaml", ".json": "application/json"}
-        url = _PUBLISHED.get(f.name, f.resolve().as_uri())
+        url = PUBLISHED.get(f.name, f.resolve().as_uri())
         try:
-            out.append(quirks.apply(build_index(_fetched(f.read_bytes(), url, media.get(f.suffix, "text/plain")))))
+            out.append(quirks.apply(build_index(fetched_spec(f.read_bytes(), url, media.get(f.suffix, "text/plain")))))
         except Exception as exc:
             print(f"skipped {f}: {type(exc).__name__}", file=sys.stderr)
     return out
