@@ -10,7 +10,7 @@ a random operation of a random spec, with a random identity and necessity. A poi
 
 * warm: the cache holds every spec and index, and the report of each card (each batch derived
   once before the runs): an unchanged batch, as a registry re-deriving its cards meets it, whose
-  reports are reused (``ramscope.reuse``);
+  reports are reused (``ramscope.derive.reuse``);
 * derived: the same, with ``--no-reuse``: every card derived from the cached specs and indexes;
 * cold: an empty cache, so the specs the cards touch are fetched, parsed and indexed.
 

@@ -79,7 +79,7 @@ def main() -> int:
     from ramscope.card import load_card
     from ramscope.config import Settings
     from ramscope.derive import Engine
-    from ramscope.policy import load_policy
+    from ramscope.derive.policy import load_policy
 
     work = Path(tempfile.mkdtemp(prefix="ramscope-bench-batch-cost-"))
     try:
@@ -136,9 +136,9 @@ def main() -> int:
 
 def _parts(e: Any, paths: list[Path]) -> dict[str, float]:
     """Each part of a batch's per-card work, over every card, on the warm engine ``e``."""
-    from ramscope import reuse
     from ramscope._parse import CARD_LIMITS, parse_bytes, read_bytes
     from ramscope.card import load_card
+    from ramscope.derive import reuse
     from ramscope.derive.engine import _positions_json
     from ramscope.manifest import parse_manifest
 

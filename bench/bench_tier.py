@@ -19,7 +19,7 @@ from typing import Any
 
 from _common import Context, Target, table
 
-from ramscope.privilege import GrantSpace, SpecGrants, TierProblem, choose_least_privilege, solve_tier
+from ramscope.derive.privilege import GrantSpace, SpecGrants, TierProblem, choose_least_privilege, solve_tier
 from ramscope.specs.model import (
     FlowKind,
     OAuthFlow,

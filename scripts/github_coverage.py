@@ -103,7 +103,7 @@ def main() -> int:
         sys.path.insert(0, str(ROOT / "scripts"))
         from _derive_all import derive_operations, level_counts, operation_ids
 
-        from ramscope.policy import policy_from_dict
+        from ramscope.derive.policy import policy_from_dict
 
         raw = (args.generated / "api.github.com.json").read_bytes()
         ids = operation_ids(orjson.loads(raw))

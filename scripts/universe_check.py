@@ -29,10 +29,10 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import googleapiclient  # noqa: E402
 
+from ramscope.derive.policy import Policy  # noqa: E402
+from ramscope.derive.privilege import GrantSpace, SpecGrants, choose_least_privilege  # noqa: E402
 from ramscope.derive.reach import rank_by_reach  # noqa: E402
 from ramscope.manifest import IdentityType  # noqa: E402
-from ramscope.policy import Policy  # noqa: E402
-from ramscope.privilege import GrantSpace, SpecGrants, choose_least_privilege  # noqa: E402
 from ramscope.providers import GOOGLE, shipped_universe  # noqa: E402
 from ramscope.providers.reach import Reach, classify  # noqa: E402
 from ramscope.specs import build_index  # noqa: E402

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 import orjson
 
-from ramscope.resolve import Target, Unresolved, resolve
+from ramscope.derive.resolve import Target, Unresolved, resolve
 from ramscope.specs import build_index
 from ramscope.store.model import FetchedSpec
 from tests._specs import make_spec, rest_operation

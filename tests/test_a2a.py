@@ -19,8 +19,8 @@ from a2a.types import a2a_pb2 as pb
 from starlette.applications import Starlette
 
 from ramscope.config import Settings
+from ramscope.derive.resolve import Target, Unresolved, resolve
 from ramscope.errors import FetchError
-from ramscope.resolve import Target, Unresolved, resolve
 from ramscope.specs import FlowKind, SchemeRequirement, SchemeType, SpecIndex, SpecKind, build_index, load_index
 from ramscope.specs.a2a import CARD_KEY
 from ramscope.store import Origin, SpecStore

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ramscope import InteractionProtocol, load_card
 from ramscope.config import Settings
-from ramscope.resolve import Target, resolve
+from ramscope.derive.resolve import Target, resolve
 from ramscope.specs import SchemeRequirement, SpecIndex, SpecKind, load_index
 from ramscope.store import SpecStore
 

@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
+from ramscope.derive.privilege import compatible
 from ramscope.manifest import IdentityType
-from ramscope.privilege import compatible
 from ramscope.providers import catalog, catalog_for_servers, normalise_url, snapshot_versions
 from ramscope.providers.catalog import Catalog, CatalogEntry, CatalogError, decode
 from ramscope.providers.github import (

@@ -16,7 +16,7 @@ from ramscope.cli import main
 from ramscope.derive import Engine
 from ramscope.errors import InputError
 from ramscope.providers import catalog
-from ramscope.refresh import CATALOG_NAMESPACE, refresh_catalog
+from ramscope.providers.refresh import CATALOG_NAMESPACE, refresh_catalog
 from ramscope.store import SpecStore
 from tests.support.httpserver import LocalHTTPServer
 

@@ -17,9 +17,9 @@ import pytest
 
 from ramscope import Settings
 from ramscope.derive import Engine
+from ramscope.derive.policy import Policy, policy_from_dict
 from ramscope.outputs.consent import consent_data, render_html, render_markdown
 from ramscope.outputs.report import Report
-from ramscope.policy import Policy, policy_from_dict
 from ramscope.providers import MICROSOFT, snapshot_versions
 from tests.support.httpserver import LocalHTTPServer
 from tests.test_derive import card

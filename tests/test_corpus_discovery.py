@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from ramscope.resolve import Target, Unresolved, resolve
+from ramscope.derive.resolve import Target, Unresolved, resolve
 from ramscope.specs import SpecKind, build_index
 from tests._specs import make_spec, rest_operation
 

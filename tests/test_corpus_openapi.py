@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ramscope.resolve import Target, resolve
+from ramscope.derive.resolve import Target, resolve
 from ramscope.specs import SchemeType, build_index
 from tests._corpus import CorpusResult, check_openapi_spec
 from tests._specs import make_spec, rest_operation

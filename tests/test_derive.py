@@ -14,8 +14,8 @@ import pytest
 
 from ramscope import Settings
 from ramscope.derive import Engine
+from ramscope.derive.policy import Policy, policy_from_dict
 from ramscope.outputs.report import Report
-from ramscope.policy import Policy, policy_from_dict
 from ramscope.schema import load_schema
 from tests.support.httpserver import LocalHTTPServer
 

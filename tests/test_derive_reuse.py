@@ -13,13 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ramscope import reuse
 from ramscope.cli import main
 from ramscope.config import Settings
-from ramscope.derive import Engine
+from ramscope.derive import Engine, reuse
+from ramscope.derive.policy import Policy, policy_from_dict
 from ramscope.errors import InputError
 from ramscope.outputs.report import Report, StoredReport
-from ramscope.policy import Policy, policy_from_dict
 from ramscope.specs.model import SpecKind
 from ramscope.store import SpecStore
 from tests.conftest import FakeClock

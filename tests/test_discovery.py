@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ramscope.resolve import Target, Unresolved, resolve
+from ramscope.derive.resolve import Target, Unresolved, resolve
 from ramscope.specs import FlowKind, SchemeRequirement, SchemeType, SpecIndex, SpecKind, build_index
 from tests._specs import make_spec, rest_operation
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ramscope import policy
 from ramscope.cli import COMMANDS, main
+from ramscope.derive import policy
 from tests.support.httpserver import LocalHTTPServer
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,9 +16,9 @@ import cedarpy
 import pytest
 
 from ramscope.derive.records import _target_dict
+from ramscope.derive.resolve import Target
 from ramscope.errors import InputError
 from ramscope.governance import cedar
-from ramscope.resolve import Target
 from ramscope.specs import build_index
 from tests._specs import make_spec
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ramscope.derive.resolve import Target, Unresolved, resolve
 from ramscope.errors import SpecError
-from ramscope.resolve import Target, Unresolved, resolve
 from ramscope.specs import SpecKind, build_index, detect_kind
 from ramscope.specs.graphql import (
     MAX_NESTING,

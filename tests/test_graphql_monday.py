@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
+from ramscope.derive.resolve import Target, resolve
 from ramscope.providers.catalog import CatalogError
 from ramscope.providers.graphql_hand import build_graphql_hand
-from ramscope.resolve import Target, resolve
 from ramscope.specs import SpecKind, build_index
 from ramscope.specs.model import SchemeRequirement, SpecIndex
 from tests._specs import FIXTURES, make_spec, rest_operation

@@ -67,3 +67,23 @@ def test_the_table_escapes_the_url_and_shows_failures_only_when_asked() -> None:
     text = console.export_text()
     assert "\x1b" not in text
     assert "1,234" in text
+
+
+def test_the_pipeline_stages_live_in_their_packages_not_at_the_top() -> None:
+    """Resolution, least privilege, the policy and stored-report reuse are stages of ``derive``; the
+    universe refresh is provider data's; the top level keeps the card, its model and shared plumbing."""
+    top = {p.stem for p in SRC.glob("*.py")}
+    assert top.isdisjoint({"resolve", "privilege", "policy", "reuse", "refresh"})
+    for stage in ("resolve", "privilege", "policy", "reuse"):
+        assert (SRC / "derive" / f"{stage}.py").is_file()
+    assert (SRC / "providers" / "refresh.py").is_file()
+    assert len(top) <= 20
+
+
+def test_derive_takes_the_report_records_from_outputs_report() -> None:
+    """Records are data: the derivation builds :mod:`ramscope.outputs.report`'s records and defines none."""
+    for p in sorted((SRC / "derive").glob("*.py")):
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        assert not defined & {"AccessRecord", "SpecRecord", "TierRecord", "IdentityTier", "SkillRecord", "Report"}, p
+    assert "ramscope.outputs.report.AccessRecord" in _imported(SRC / "derive" / "choice.py")

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from ramscope.derive.resolve import Unresolved, resolve
 from ramscope.errors import SpecError
-from ramscope.resolve import Unresolved, resolve
 from ramscope.specs import FlowKind, SchemeRequirement, SchemeType, SpecIndex, SpecKind, build_index
 from ramscope.specs.mcp import (
     API_KEY_SCHEME,

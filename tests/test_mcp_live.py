@@ -25,8 +25,8 @@ from mcp_types import ToolAnnotations
 from starlette.responses import JSONResponse
 
 from ramscope.config import Settings
+from ramscope.derive.resolve import Target, resolve
 from ramscope.errors import OfflineMissError
-from ramscope.resolve import Target, resolve
 from ramscope.specs import SchemeRequirement, SchemeType, SpecIndex, SpecKind, build_index, load_index
 from ramscope.specs.mcp import OAUTH_SCHEME
 from ramscope.store import Origin, SpecStore

@@ -17,8 +17,8 @@ import pytest
 
 import ramscope.store.http as http_module
 from ramscope.config import Settings
+from ramscope.derive.resolve import Target, resolve
 from ramscope.errors import FetchError, FetchTimeoutError, SpecTooLargeError
-from ramscope.resolve import Target, resolve
 from ramscope.specs import SpecIndex, SpecKind, build_index, load_index
 from ramscope.store import Cassette, Interaction, SpecStore
 from ramscope.store.mcp import MAX_PAGES, server_discover_request

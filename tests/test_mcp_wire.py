@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from ramscope.config import Settings
+from ramscope.derive.resolve import Target, resolve
 from ramscope.errors import CassetteMissError
-from ramscope.resolve import Target, resolve
 from ramscope.specs import SchemeRequirement, SchemeType, SpecIndex, SpecKind, build_index
 from ramscope.specs.mcp import API_KEY_SCHEME, OAUTH_SCHEME
 from ramscope.store import Origin, SpecStore

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from ramscope.derive.policy import Policy, SliceOptIn, load_policy, policy_from_dict
 from ramscope.errors import PolicyError
-from ramscope.policy import Policy, SliceOptIn, load_policy, policy_from_dict
 from tests import _bank
 from tests.support.httpserver import LocalHTTPServer
 

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ramscope.manifest import IdentityType
-from ramscope.privilege import (
+from ramscope.derive.privilege import (
     Alternative,
     Atom,
     SpecGrants,
@@ -20,6 +19,7 @@ from ramscope.privilege import (
     fits,
     solve_tier,
 )
+from ramscope.manifest import IdentityType
 from ramscope.specs.model import (
     FlowKind,
     OAuthFlow,
@@ -353,7 +353,7 @@ def test_an_unfit_alternative_says_why() -> None:
 
 def test_universe_joins_specs_and_counts_shared_operations_once() -> None:
     """A method both a spec and the universe know is one operation of the grant space."""
-    from ramscope.privilege import GrantSpace
+    from ramscope.derive.privilege import GrantSpace
     from ramscope.providers.universe import Universe
 
     token = "https://oauth2.googleapis.com/token"

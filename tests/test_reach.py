@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from ramscope import Settings
 from ramscope.derive import Engine
+from ramscope.derive.privilege import Alternative, Atom
 from ramscope.derive.reach import BARE, rank_by_reach
 from ramscope.manifest import IdentityType
-from ramscope.privilege import Alternative, Atom
 from ramscope.providers import shipped_universe
 from ramscope.providers.authserver import GOOGLE
 from ramscope.providers.reach import Level, Principal, Reach, classify

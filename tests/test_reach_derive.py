@@ -11,8 +11,8 @@ import pytest
 
 from ramscope import Settings
 from ramscope.derive import Engine
+from ramscope.derive.policy import Policy, policy_from_dict
 from ramscope.outputs.report import Report
-from ramscope.policy import Policy, policy_from_dict
 from ramscope.providers import snapshot_versions
 from tests.support.httpserver import LocalHTTPServer
 from tests.test_derive import card

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import pytest
 
+from ramscope.derive.policy import policy_from_dict
 from ramscope.outputs.report import Report
-from ramscope.policy import policy_from_dict
 from ramscope.providers.reach import ZOOM_SCOPE_LEVELS, Level, Principal, classify, provider_of_servers
 from tests.support.httpserver import LocalHTTPServer
 from tests.test_reach_derive import REACH, codes, derive, one, server

@@ -16,9 +16,9 @@ import pytest
 
 from ramscope import Settings
 from ramscope.derive import Engine
+from ramscope.derive.policy import Policy, policy_from_dict
 from ramscope.errors import PolicyError
 from ramscope.outputs.report import Report
-from ramscope.policy import Policy, policy_from_dict
 from ramscope.providers import catalog
 from ramscope.providers.catalog import Catalog
 from ramscope.providers.github import CLASSIC, INSTALLATION, USER

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from ramscope.card import load_card
+from ramscope.derive.resolve import Target, Unresolved, resolve, spec_url_for, unresolved_for_error
 from ramscope.errors import FetchError, OfflineMissError, SpecError
-from ramscope.resolve import Target, Unresolved, resolve, spec_url_for, unresolved_for_error
 from ramscope.specs import SpecIndex, SpecKind, build_index
 from tests._specs import make_spec, rest_operation
 

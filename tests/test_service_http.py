@@ -15,8 +15,8 @@ import orjson
 import pytest
 
 from ramscope.config import Settings
+from ramscope.derive.policy import load_policy
 from ramscope.errors import InputError
-from ramscope.policy import load_policy
 from ramscope.service import Service, ServiceLimits
 from ramscope.service.http import check_bind, create_app, read_token
 from ramscope.service.openapi import openapi_document

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ramscope.config import Settings
-from ramscope.policy import Policy
+from ramscope.derive.policy import Policy
 from ramscope.service.pool import DeadlineExceeded, EnginePool, Usage
 from tests.conftest import FakeClock
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ramscope.privilege import SpecGrants
+from ramscope.derive.privilege import SpecGrants
 from ramscope.specs import build_index, normalize_path
 from ramscope.specs.compact import CompactError, CompactOperations, decode, encode
 from ramscope.specs.model import (

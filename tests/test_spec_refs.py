@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from ramscope.derive.resolve import Target, Unresolved, resolve
 from ramscope.errors import FetchError
-from ramscope.resolve import Target, Unresolved, resolve
 from ramscope.specs import SchemeRequirement, build_index
 from ramscope.specs.refs import RefFailure, RefResolver, check_ref_target, resolve_pointer
 from ramscope.store.model import FetchedSpec

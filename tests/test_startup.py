@@ -21,7 +21,7 @@ import ramscope
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "travel-agent.card.json"
 
 #: Modules a command must not import when it has no use for them.
-HEAVY = ("ramscope.derive", "ramscope.store", "ramscope.governance", "ramscope.privilege", "httpx", "rich")
+HEAVY = ("ramscope.derive", "ramscope.store", "ramscope.governance", "ramscope.derive.privilege", "httpx", "rich")
 
 
 def _modules_after(code: str) -> set[str]:

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ramscope.derive.resolve import Target, resolve
 from ramscope.errors import SpecError
-from ramscope.resolve import Target, resolve
 from ramscope.specs import SpecKind, build_index, detect_kind
 from ramscope.specs.model import SchemeRequirement, SchemeType
 from ramscope.specs.stone import APP_SCHEME, TEAM_SCHEME, USER_SCHEME, parse_stone

@@ -7,7 +7,16 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ramscope.privilege import Alternative, Atom, GrantSpace, SpecGrants, TierProblem, _exact, as_space, solve_tier
+from ramscope.derive.privilege import (
+    Alternative,
+    Atom,
+    GrantSpace,
+    SpecGrants,
+    TierProblem,
+    _exact,
+    as_space,
+    solve_tier,
+)
 from tests.test_privilege import index, op
 
 

@@ -12,8 +12,8 @@ from ramscope import Settings
 from ramscope.cli import main
 from ramscope.derive import Engine
 from ramscope.providers import GOOGLE, shipped_universe
+from ramscope.providers.refresh import GOOGLE_DIRECTORY, NAMESPACE, refresh_google
 from ramscope.providers.universe import Universe, build_google
-from ramscope.refresh import GOOGLE_DIRECTORY, NAMESPACE, refresh_google
 from ramscope.store import SpecStore
 from tests.support.google import DOCS, FakeGoogle, doc_values
 from tests.test_derive import card

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from ramscope import InputError, Settings
+from ramscope.providers.refresh import GOOGLE_DIRECTORY, NAMESPACE, refresh_google
 from ramscope.providers.universe import Universe, build_google
-from ramscope.refresh import GOOGLE_DIRECTORY, NAMESPACE, refresh_google
 from ramscope.store import Cassette, SpecStore
 from tests.support.google import DOCS, FakeGoogle, doc_values
 
@@ -146,7 +146,7 @@ def test_documents_are_read_one_at_a_time(
     tmp_path: Path, google: FakeGoogle, shipped: Universe, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each document is parsed only when the universe builder asks for the next one."""
-    import ramscope.refresh as refresh
+    import ramscope.providers.refresh as refresh
 
     parsed: list[str] = []
     seen: list[int] = []
@@ -174,7 +174,7 @@ def test_a_document_that_parses_large_fails_without_building_it(
     tmp_path: Path, google: FakeGoogle, shipped: Universe, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A small document of ``[{},{},...]`` over the node bound is a failed document, not a MemoryError."""
-    import ramscope.refresh as refresh
+    import ramscope.providers.refresh as refresh
 
     monkeypatch.setattr(refresh, "MAX_DOCUMENT_NODES", 10_000)
     google.bodies["https://bomb.googleapis.com/$discovery/rest"] = b"[" + b"{}," * 5000 + b"{}]"

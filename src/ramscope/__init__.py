@@ -46,7 +46,7 @@ _LAZY: dict[str, str] = {
     "Origin": ".store",
     "OutputError": ".errors",
     "Permission": ".providers",
-    "Policy": ".policy",
+    "Policy": ".derive.policy",
     "PolicyError": ".errors",
     "RamscopeError": ".errors",
     "Report": ".outputs.report",
@@ -67,9 +67,9 @@ _LAZY: dict[str, str] = {
     "canonical_server": ".providers",
     "derive": ".derive",
     "load_card": ".card",
-    "load_policy": ".policy",
+    "load_policy": ".derive.policy",
     "parse_manifest": ".manifest",
-    "refresh_google": ".refresh",
+    "refresh_google": ".providers.refresh",
     "validate": ".validate",
 }
 
@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from .card import Card, CardShape, load_card
     from .config import Settings
     from .derive import Engine, derive
+    from .derive.policy import Policy, load_policy
     from .diagnostics import Diagnostic, Rule, Severity, all_rules
     from .errors import (
         BlockedURLError,
@@ -107,9 +108,8 @@ if TYPE_CHECKING:
         parse_manifest,
     )
     from .outputs.report import Report, StoredReport
-    from .policy import Policy, load_policy
     from .providers import Catalog, CatalogEntry, Permission, Universe, canonical_server
-    from .refresh import refresh_google
+    from .providers.refresh import refresh_google
     from .store import FetchedSpec, Origin, SpecStore
     from .validate import validate
 

@@ -69,7 +69,7 @@ class Settings:
     #: Also validate OpenAPI specs strictly (sandboxed; needs the ``validate`` extra).
     validate_specs: bool = False
     #: ``derive``: reuse the stored report of a card derived before from the same bytes, settings,
-    #: policy and code, when every spec it read is still in the same state (:mod:`ramscope.reuse`).
+    #: policy and code, when every spec it read is still in the same state (:mod:`ramscope.derive.reuse`).
     reuse: bool = True
 
     def __post_init__(self) -> None:

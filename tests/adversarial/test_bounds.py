@@ -15,7 +15,7 @@ import pytest
 from ramscope.config import Settings
 from ramscope.derive import Engine
 from ramscope.derive.resolution import MAX_SUGGESTED_ACCESSES
-from ramscope.resolve import SUGGEST_MAX_CHARS, resolve
+from ramscope.derive.resolve import SUGGEST_MAX_CHARS, resolve
 from ramscope.specs import SpecKind, build_index
 from tests._specs import make_spec, rest_operation
 from tests.support.httpserver import LocalHTTPServer

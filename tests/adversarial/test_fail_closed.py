@@ -10,8 +10,8 @@ import pytest
 
 from ramscope.config import Settings
 from ramscope.derive import Engine
+from ramscope.derive.policy import Policy, policy_from_dict
 from ramscope.outputs.report import Report
-from ramscope.policy import Policy, policy_from_dict
 from tests.support.httpserver import LocalHTTPServer
 
 from .hostile import card_doc, discovery, dumps, manifest, openapi

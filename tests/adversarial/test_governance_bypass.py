@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from ramscope.derive.policy import load_policy
 from ramscope.errors import InputError, PolicyError
 from ramscope.governance.check import EXIT_OK, EXIT_RULES_FAILED, CardResult, check_report
 from ramscope.governance.globs import GlobSet
 from ramscope.governance.rules import RuleSet, load_rules, parse_rules
-from ramscope.policy import load_policy
 from tests.support.reports import HOLIDAYS, PERSONAL, TRAVEL, WEATHER, derive_offline
 
 ADMIN = "https://www.googleapis.com/auth/calendar.admin"
@@ -288,7 +288,7 @@ def test_every_server_of_the_api_is_judged(report: dict[str, Any]) -> None:
 def test_an_operation_level_server_is_judged(tmp_path: Path) -> None:
     """Root servers on an allowed host, the operation's own servers elsewhere: the operation's are judged."""
     from ramscope.derive.records import _target_dict
-    from ramscope.resolve import Target
+    from ramscope.derive.resolve import Target
     from ramscope.specs import build_index
     from tests._specs import make_spec
 

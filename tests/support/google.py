@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from ramscope.refresh import GOOGLE_DIRECTORY
+from ramscope.providers.refresh import GOOGLE_DIRECTORY
 
 #: The three real documents the tests use, and their URLs as Google's directory lists them.
 DOCS = {

@@ -307,7 +307,7 @@ def open_engine(args: argparse.Namespace) -> Engine:
     import gc
 
     from ..derive import Engine
-    from ..policy import Policy, load_policy
+    from ..derive.policy import Policy, load_policy
 
     policy = load_policy(args.policy) if args.policy else Policy()
     engine = Engine(settings_from_args(args), policy=policy)

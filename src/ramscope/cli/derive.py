@@ -128,7 +128,7 @@ class _Derived:
 
     def as_json(self) -> Iterator[Report | StoredReport]:
         """The reports, where only their JSON is needed: a card derived before from the same inputs
-        is not derived again (``ramscope.reuse``)."""
+        is not derived again (``ramscope.derive.reuse``)."""
         with open_engine(self.args) as engine:
             for report in engine.derive_files(self.paths, on_unreadable=self._unreadable):
                 self.codes.add(report.exit_code)

@@ -52,7 +52,7 @@ def _configure_universe(p: argparse.ArgumentParser) -> None:
 
 def _run_universe(args: argparse.Namespace) -> int:
     from .. import providers
-    from ..refresh import GOOGLE_DIRECTORY, refresh_google
+    from ..providers.refresh import GOOGLE_DIRECTORY, refresh_google
 
     if args.action == "refresh" and args.name != "google":
         return _refresh_catalog(args)
@@ -119,7 +119,7 @@ def _run_universe(args: argparse.Namespace) -> int:
 
 
 def _refresh_catalog(args: argparse.Namespace) -> int:
-    from ..refresh import GRAPH_PERMISSIONS, refresh_catalog
+    from ..providers.refresh import GRAPH_PERMISSIONS, refresh_catalog
 
     with open_engine(args) as engine:
         result = refresh_catalog(engine.store, args.name, url=args.url or GRAPH_PERMISSIONS)

@@ -78,7 +78,7 @@ def _missing(exc: ImportError) -> int:
 def _service(args: argparse.Namespace) -> Service:
     import gc
 
-    from ..policy import Policy, load_policy
+    from ..derive.policy import Policy, load_policy
     from ..service import Service, ServiceLimits
     from ._common import settings_from_args
 

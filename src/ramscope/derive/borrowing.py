@@ -21,9 +21,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..diagnostics import Diagnostic
-from ..privilege import Alternative, Atom, GrantSpace
 from ..providers import GOOGLE, MICROSOFT, catalog
 from ..specs.model import SpecIndex
+from .privilege import Alternative, Atom, GrantSpace
 from .records import _descriptions
 from .rules import PROVIDER_SCOPE_BORROWED as BORROWED
 from .rules import PROVIDER_SCOPE_REDESCRIBED as REDESCRIBED

@@ -17,16 +17,6 @@ from ..manifest import (
 from ..outputs.report import (
     AccessRecord,
 )
-from ..policy import Pin
-from ..privilege import (
-    AMBIGUOUS,
-    Alternative,
-    Choice,
-    GrantSpace,
-    SpecGrants,
-    choose_least_privilege,
-    fits,
-)
 from ..providers.catalog import Catalog
 from ..providers.reach import (
     Principal,
@@ -43,6 +33,16 @@ from ..providers.universe import Universe
 from ..specs.model import FlowKind, OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from . import sources
 from .borrowing import described
+from .policy import Pin
+from .privilege import (
+    AMBIGUOUS,
+    Alternative,
+    Choice,
+    GrantSpace,
+    SpecGrants,
+    choose_least_privilege,
+    fits,
+)
 from .reach import CONFINED, Ranked, rank_by_reach
 from .records import (
     _alt_label,

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from .. import providers, reuse
+from .. import providers
 from .._parse import CARD_LIMITS, read_bytes
 from ..card import Card, load_card
 from ..config import Settings
@@ -26,12 +26,6 @@ from ..outputs.report import (
     Report,
     StoredReport,
 )
-from ..policy import Policy
-from ..privilege import (
-    GrantSpace,
-    SpecGrants,
-    UniverseJoin,
-)
 from ..providers import quirks
 from ..providers.authserver import scheme_server
 from ..providers.catalog import Catalog
@@ -40,6 +34,13 @@ from ..specs import load_index
 from ..specs.model import SpecIndex, SpecKind
 from ..store import SpecStore
 from ..store.model import FetchedSpec
+from . import reuse
+from .policy import Policy
+from .privilege import (
+    GrantSpace,
+    SpecGrants,
+    UniverseJoin,
+)
 from .run import CardRun
 from .state import spec_urls
 
@@ -62,7 +63,7 @@ class _Loaded:
 
 
 class _Recording:
-    """The store as indexing sees it, noting every spec asked for (for :mod:`ramscope.reuse`)."""
+    """The store as indexing sees it, noting every spec asked for (for :mod:`ramscope.derive.reuse`)."""
 
     __slots__ = ("_store", "asked")
 
@@ -142,7 +143,7 @@ class Engine:
         self, paths: Iterable[str | os.PathLike[str]], *, on_unreadable: Callable[[InputError], None]
     ) -> Iterator[Report | StoredReport]:
         """Like :meth:`derive_many` over card files, reusing the stored report of a card whose
-        bytes, name, settings, policy and specs have not changed (see :mod:`ramscope.reuse`).
+        bytes, name, settings, policy and specs have not changed (see :mod:`ramscope.derive.reuse`).
 
         A file that cannot be read or parsed goes to ``on_unreadable``; the others are derived.
         """
@@ -218,14 +219,14 @@ class Engine:
 
     def _provider_versions(self) -> dict[str, str]:
         """The shipped snapshots' versions, and those of universes refreshed into the cache."""
-        from ..refresh import NAMESPACE, version_key  # noqa: PLC0415
+        from ..providers.refresh import NAMESPACE, version_key  # noqa: PLC0415
 
         out = dict(providers.snapshot_versions())
         for name, _ in providers.UNIVERSES.values():
             refreshed = self.store.get_artifact(NAMESPACE, version_key(name))
             if refreshed is not None:
                 out[f"universe:{name}:refreshed"] = refreshed.decode("utf-8", "replace")
-        from ..refresh import CATALOG_NAMESPACE, REFRESHABLE_CATALOGS  # noqa: PLC0415
+        from ..providers.refresh import CATALOG_NAMESPACE, REFRESHABLE_CATALOGS  # noqa: PLC0415
 
         for name in REFRESHABLE_CATALOGS:
             refreshed = self.store.get_artifact(CATALOG_NAMESPACE, version_key(name))
@@ -370,7 +371,7 @@ class Engine:
         hit = providers.UNIVERSES.get(server)
         if hit is None:
             return None
-        from ..refresh import NAMESPACE  # noqa: PLC0415 - only for servers that have a universe
+        from ..providers.refresh import NAMESPACE  # noqa: PLC0415 - only for servers that have a universe
 
         data = self.store.get_artifact(NAMESPACE, hit[0])
         if data is not None:
@@ -431,7 +432,7 @@ class Engine:
         import importlib  # noqa: PLC0415
 
         from ..providers.catalog import CatalogError, decode  # noqa: PLC0415
-        from ..refresh import CATALOG_NAMESPACE  # noqa: PLC0415
+        from ..providers.refresh import CATALOG_NAMESPACE  # noqa: PLC0415
 
         hit = providers.CATALOGS.get(name)
         data = self.store.get_artifact(CATALOG_NAMESPACE, name) if hit is not None else None

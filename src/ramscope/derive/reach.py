@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..manifest import IdentityType
-from ..privilege import Alternative
 from ..providers.reach import Level, Principal, Reach
+from .privilege import Alternative
 
 __all__ = ["BARE", "CONFINED", "Ranked", "rank_by_reach"]
 

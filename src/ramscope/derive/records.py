@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..privilege import (
+from ..specs.model import SchemeRequirement, SchemeType, SpecIndex, SpecKind
+from .privilege import (
     Alternative,
     Atom,
 )
-from ..resolve import Target
-from ..specs.model import SchemeRequirement, SchemeType, SpecIndex, SpecKind
+from .resolve import Target
 
 
 def _enum_name(v: Any) -> str:

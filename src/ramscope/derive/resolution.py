@@ -18,7 +18,6 @@ from ..outputs.report import (
     SpecRecord,
 )
 from ..providers.catalog import Catalog
-from ..resolve import Unresolved, resolve, spec_url_for, unresolved_for_error
 from ..specs.model import SpecKind, reqs_to_json
 from ..store import kind_for_protocol
 from ..store.model import rfc3339
@@ -26,6 +25,7 @@ from ..validate import check_spec_url
 from .records import (
     _enum_name,
 )
+from .resolve import Unresolved, resolve, spec_url_for, unresolved_for_error
 from .rules import (
     ACCESS_UNRESOLVED,
     CATALOG_NO_ENTRY,

@@ -18,11 +18,11 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..manifest import ResourceAccess
-from ..policy import Policy
-from ..privilege import AMBIGUOUS, Alternative, Choice, GrantSpace, SpecGrants
 from ..providers import quirks
 from ..specs.extensions import alternative_sources, offered_requirements
 from ..specs.model import OperationEntry, SchemeRequirement, SpecIndex
+from .policy import Policy
+from .privilege import AMBIGUOUS, Alternative, Choice, GrantSpace, SpecGrants
 from .rules import NOT_EXPRESSIBLE, REQUIRES_ADMIN, SCOPE_DEPRECATED
 
 __all__ = ["contextual_choice", "label_sources", "notes", "offered", "pick_source"]

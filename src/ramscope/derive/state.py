@@ -20,17 +20,17 @@ from ..outputs.report import (
     AccessRecord,
     Report,
 )
-from ..policy import Policy
-from ..privilege import (
+from ..providers.catalog import Catalog, CatalogEntry
+from ..specs.model import SpecIndex, SpecKind
+from ..store import spec_refs
+from ..validate import check_spec_url
+from .policy import Policy
+from .privilege import (
     Alternative,
     GrantSpace,
     SpecGrants,
 )
-from ..providers.catalog import Catalog, CatalogEntry
-from ..resolve import Target
-from ..specs.model import SpecIndex, SpecKind
-from ..store import spec_refs
-from ..validate import check_spec_url
+from .resolve import Target
 
 if TYPE_CHECKING:
     from .engine import Engine

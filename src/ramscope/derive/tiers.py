@@ -17,14 +17,14 @@ from ..outputs.report import (
     IdentityTier,
     TierRecord,
 )
-from ..privilege import (
+from .borrowing import scope_warnings
+from .privilege import (
     Alternative,
     Atom,
     GrantSpace,
     TierProblem,
     solve_tier,
 )
-from .borrowing import scope_warnings
 from .records import (
     _alt_label,
     _credentials,

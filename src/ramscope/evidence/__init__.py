@@ -10,7 +10,7 @@
 
 Readers (:mod:`.har`, :mod:`.otlp`, :mod:`.mcplog`) read files only and never touch the network;
 they yield :class:`ObservedCall`, which holds no header value, cookie, query or body. ``draft`` and
-``audit`` fetch specs through the spec store, and match calls with :mod:`ramscope.resolve` and the
+``audit`` fetch specs through the spec store, and match calls with :mod:`ramscope.derive.resolve` and the
 derivation :class:`~ramscope.derive.Engine`.
 """
 

@@ -10,7 +10,7 @@
   universe), and each observed access no granted scope set satisfies (``missing-grant``).
 
 The card is derived by the derivation :class:`~ramscope.derive.Engine` (its accesses resolved by
-:mod:`ramscope.resolve`); calls are matched to the same spec operations with :mod:`.match`.
+:mod:`ramscope.derive.resolve`); calls are matched to the same spec operations with :mod:`.match`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each call is looked up in the host index (``--spec`` prefixes first, then the shipped index), its
 spec loaded through the derivation :class:`~ramscope.derive.Engine` (the guarded, cached spec
 store), and its concrete path matched to an operation (:mod:`.match`). Every operation drafted is
-then declared by name and resolved with :func:`ramscope.resolve.resolve`, exactly as ``derive``
+then declared by name and resolved with :func:`ramscope.derive.resolve.resolve`, exactly as ``derive``
 will read it; a declaration the resolver would not read back to the same operation is not written.
 A call that no spec explains is an ``unmatched-call`` finding with the nearest operations, never
 dropped silently.
@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import Settings
+from ..derive.resolve import Target, resolve
 from ..diagnostics import Diagnostic
 from ..manifest import (
     AccessNecessity,
@@ -47,7 +48,6 @@ from ..manifest import (
     ResourceOwner,
     ResourceSpec,
 )
-from ..resolve import Target, resolve
 from ..specs.model import FlowKind, OperationEntry, SchemeType, SpecIndex, SpecKind
 from ..validate import DRAFT_MARKER
 from ._source import DEFAULT_LIMITS, EvidenceLimits

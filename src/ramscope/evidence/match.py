@@ -1,11 +1,11 @@
 """Which operation of a spec an observed call is: its concrete path against the spec's path templates.
 
-The resolver (:mod:`ramscope.resolve`) matches templates the way a card writes them
+The resolver (:mod:`ramscope.derive.resolve`) matches templates the way a card writes them
 (``{calendarId}`` = ``{id}``); a recorded call has the values filled in (``/calendars/primary``).
 This module finds the template a concrete path instantiates: literal segments beat parameters,
 single-segment parameters beat Discovery's reserved expansion (``{+name}``), and a tie between two
 operations is an ambiguity, never a guess. The operation found is then declared by name and
-resolved through :func:`ramscope.resolve.resolve` like any other (:mod:`.draft`).
+resolved through :func:`ramscope.derive.resolve.resolve` like any other (:mod:`.draft`).
 """
 
 from __future__ import annotations

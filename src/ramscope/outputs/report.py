@@ -311,7 +311,7 @@ class Report:
 @dataclass(frozen=True, slots=True)
 class StoredReport:
     """A report an earlier run derived from exactly the same inputs, reused as it was written
-    (see :mod:`ramscope.reuse`). Only its JSON is kept: it serves ``derive``'s JSON output."""
+    (see :mod:`ramscope.derive.reuse`). Only its JSON is kept: it serves ``derive``'s JSON output."""
 
     card_source: str
     exit_code: int

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from .. import __version__
 from ..config import Settings
 from ..derive import Engine
+from ..derive.policy import Policy
 from ..errors import RamscopeError
-from ..policy import Policy
 from .operations import Answer, Refusal, ServiceLimits, refusal_of
 from .pool import Busy, DeadlineExceeded, EnginePool, Usage
 

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 from ..config import Settings
 from ..derive import Engine
-from ..policy import Policy
+from ..derive.policy import Policy
 from ..store import SpecStore
 
 __all__ = ["Busy", "DeadlineExceeded", "EnginePool", "Usage"]

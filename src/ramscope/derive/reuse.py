@@ -33,12 +33,12 @@ from typing import Any
 
 import orjson
 
-from ._version import __version__
-from .config import Settings
-from .errors import FetchError
+from .._version import __version__
+from ..config import Settings
+from ..errors import FetchError
+from ..specs.model import SpecKind
+from ..store.model import FetchedSpec
 from .policy import Policy
-from .specs.model import SpecKind
-from .store.model import FetchedSpec
 
 __all__ = ["MAX_STORED_BYTES", "NAMESPACE", "Entry", "card_key", "decode", "encode", "run_key", "spec_state"]
 

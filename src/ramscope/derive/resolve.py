@@ -41,13 +41,13 @@ from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from .diagnostics import Diagnostic, Severity, rule
-from .errors import FetchError, RamscopeError, SpecError
-from .manifest import Operation, Resource
-from .specs import SpecIndex, SpecKind, normalize_path, relevant_diagnostics
-from .specs.a2a import CARD_KEY
-from .specs.mcp import server_requirements
-from .specs.model import OperationEntry
+from ..diagnostics import Diagnostic, Severity, rule
+from ..errors import FetchError, RamscopeError, SpecError
+from ..manifest import Operation, Resource
+from ..specs import SpecIndex, SpecKind, normalize_path, relevant_diagnostics
+from ..specs.a2a import CARD_KEY
+from ..specs.mcp import server_requirements
+from ..specs.model import OperationEntry
 
 __all__ = [
     "SUGGEST_MAX_CANDIDATES",
@@ -576,7 +576,7 @@ _ODATA: dict[tuple[str, str], dict[tuple[str, str], list[OperationEntry]]] = {}
 
 
 def _odata_key(path: str) -> str:
-    from .providers.graph import normalise_path  # noqa: PLC0415 - only OData specs need it
+    from ..providers.graph import normalise_path  # noqa: PLC0415 - only OData specs need it
 
     return normalise_path(path)
 
@@ -608,7 +608,7 @@ def _other_spelling(index: SpecIndex, method: str, path: str) -> tuple[list[Oper
     spellings = _odata_spellings(index)
     if not spellings:
         return [], ""
-    from .providers.graph import twins  # noqa: PLC0415 - only OData specs need it
+    from ..providers.graph import twins  # noqa: PLC0415 - only OData specs need it
 
     key = _odata_key(path)
     hits = spellings.get((method, key), [])

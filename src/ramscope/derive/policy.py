@@ -48,8 +48,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._parse import read_bytes
-from .errors import PolicyError
+from .._parse import read_bytes
+from ..errors import PolicyError
 
 __all__ = ["DEFAULT_EXCLUDES", "Pin", "Policy", "SliceOptIn", "load_policy"]
 
@@ -303,7 +303,7 @@ def _tables(
 
 
 def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str, str]:
-    from .providers import CATALOGS  # noqa: PLC0415 - the registry, not the data
+    from ..providers import CATALOGS  # noqa: PLC0415 - the registry, not the data
 
     if not isinstance(raw, dict):
         raise PolicyError("expected a table ([catalogs])", source=source, pointer="/catalogs")

@@ -33,8 +33,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from .errors import FetchError, InputError, LimitError
-from .providers.universe import Universe, build_google, encode
+from ..errors import FetchError, InputError, LimitError
+from .universe import Universe, build_google, encode
 
 __all__ = [
     "CATALOG_NAMESPACE",
@@ -161,7 +161,7 @@ def _is_google(url: str, *, directory: bool) -> bool:
 
 
 def _parse(body: bytes, url: str) -> Any:
-    from ._parse import check_json_nodes  # noqa: PLC0415
+    from .._parse import check_json_nodes  # noqa: PLC0415
 
     try:
         check_json_nodes(body, MAX_DOCUMENT_NODES, url)
@@ -197,7 +197,7 @@ def refresh_google(
     if not _is_google(directory, directory=True):
         raise InputError(f"a universe is refreshed only from Google's Discovery directory, {GOOGLE_DIRECTORY}")
     if shipped is None:
-        from .providers import GOOGLE, shipped_universe  # noqa: PLC0415
+        from . import GOOGLE, shipped_universe  # noqa: PLC0415
 
         shipped = shipped_universe(GOOGLE)
     try:
@@ -301,9 +301,9 @@ def refresh_catalog(store: Any, name: str = "microsoft-graph", *, url: str = GRA
     version. Fails (``InputError``) when the data cannot be read or compiled."""
     import hashlib  # noqa: PLC0415
 
-    from .providers import CATALOGS  # noqa: PLC0415
-    from .providers.catalog import CatalogError, decode  # noqa: PLC0415
-    from .providers.graph import build_from, normalise_path, shipped_additions, twins  # noqa: PLC0415
+    from . import CATALOGS  # noqa: PLC0415
+    from .catalog import CatalogError, decode  # noqa: PLC0415
+    from .graph import build_from, normalise_path, shipped_additions, twins  # noqa: PLC0415
 
     if getattr(store, "replaying", False):
         raise InputError(

@@ -47,11 +47,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from .diagnostics import Severity, rule
-from .manifest import IdentityType
-from .providers.authserver import scheme_server
-from .providers.universe import Universe
-from .specs.model import (
+from ..diagnostics import Severity, rule
+from ..manifest import IdentityType
+from ..providers.authserver import scheme_server
+from ..providers.universe import Universe
+from ..specs.model import (
     FlowKind,
     OperationEntry,
     Requirement,
