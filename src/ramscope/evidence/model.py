@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from urllib.parse import SplitResult, urlsplit
 
-__all__ = ["AuthKind", "EvidenceFormat", "EvidenceSummary", "ObservedCall", "Principal", "strip_url"]
+__all__ = ["AuthKind", "EvidenceFormat", "EvidenceSummary", "ObservedCall", "Principal", "UnresolvedCall", "strip_url"]
 
 
 class AuthKind(enum.StrEnum):
@@ -37,6 +37,8 @@ class EvidenceFormat(enum.StrEnum):
     HAR = "har"
     OTLP = "otlp"
     MCP = "mcp"
+    #: Source code, read statically (never imported or run): a call site is a call.
+    CODE = "code"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +59,19 @@ class ObservedCall:
     #: MCP: the tool's annotations as the log showed them (``destructiveHint`` ...), else empty.
     destructive: bool | None = None
     fmt: EvidenceFormat = EvidenceFormat.HAR
-    #: The evidence file, and the entry's position in it (1-based), for messages.
+    #: The evidence file, and the entry's position in it (1-based), for messages. For source code,
+    #: the file and the call's line: ``f"{source}:{entry}"`` is the call site.
     source: str = ""
     entry: int = 0
+    #: Code: the operation as the code names it, where the client names operations rather than URLs:
+    #: a Discovery method id (``gmail.users.messages.list``), a REST operationId (``issues/create``),
+    #: a Slack method (``chat.postMessage``), ``METHOD /path`` as the provider's docs spell it (Graph).
+    operation: str = ""
+    #: Code: the SDK or client the call came through (``googleapiclient``, ``octokit``, ``httpx`` ...).
+    via: str = ""
+    #: Code: the spec the code itself names for the call, when it does (a Discovery document's URL for
+    #: ``build("gmail", "v1")``, an OpenAPI toolset's spec), else "" (the host index decides).
+    spec: str = ""
 
     @property
     def parts(self) -> SplitResult:
@@ -85,7 +97,34 @@ class ObservedCall:
         """How messages name the call: ``GET https://host/path`` or ``tools/call tool @ server``."""
         if self.tool:
             return f"MCP tool {self.tool!r} at {self.url}"
+        if self.operation:
+            return f"{self.operation} ({self.via}) at {self.source}:{self.entry}" if self.via else self.operation
         return f"{self.method} {self.url}"
+
+    @property
+    def site(self) -> str:
+        """``file:line`` for a call read from code, else ""."""
+        return f"{self.source}:{self.entry}" if self.fmt is EvidenceFormat.CODE else ""
+
+
+@dataclass(frozen=True, slots=True)
+class UnresolvedCall:
+    """A call site the code reader found but cannot tell statically (a URL built at run time, a
+    method name from a variable): an ``unresolved-call`` finding, never dropped and never guessed."""
+
+    #: The source file, and the call's line (1-based).
+    source: str
+    line: int
+    #: The SDK or client the call goes through, as far as the reader can tell.
+    via: str
+    #: Why it cannot be resolved, in words (``the URL is built at run time``).
+    reason: str
+    #: The call as written, shortened and made safe to show (:func:`ramscope._text`).
+    text: str = ""
+
+    @property
+    def site(self) -> str:
+        return f"{self.source}:{self.line}"
 
 
 @dataclass(frozen=True, slots=True)
