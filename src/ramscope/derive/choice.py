@@ -116,6 +116,8 @@ class Choosing(RunState):
         method = "least-privilege"
         # A catalog beside the spec (extra["catalog"]) labels its own alternatives; the rest are the spec's.
         source = p.catalog.label if p.catalog is not None and "catalog" not in entry.extra else "spec"
+        if p.catalog is None and entry.security_source.startswith("catalog:"):
+            source = entry.security_source  # an MCP server's vendor-published per-tool scopes (mcp_catalog)
         if pin is not None:
             candidates = [self._pinned_alternative(a, grants, entry.requirements, pin, effects)]
             method = "pinned"

@@ -368,7 +368,7 @@ def _resolve_tool(resource: Resource, operation: Operation, index: SpecIndex) ->
             "no-selector", message, tools, (NO_SELECTOR(ptr, message, data={"suggestions": list(tools)}),)
         )
     hits = index.by_operation_id.get(name) or index.by_operation_id.get(name.strip(), [])
-    if hits:
+    if hits and index.extra.get("tools_listed") is not False:
         return _target(index, hits[0], "tool_name", [], spec_ptr)
     if index.extra.get("tools_listed") is False:
         # Not listed to ramscope (authenticated clients only): the name cannot be verified; the vendor's own
