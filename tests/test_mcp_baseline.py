@@ -362,3 +362,80 @@ def test_ttl_ms_is_the_captures_freshness(private_listing: ASGIServer, make_sett
         spec = store.get(private_listing.url("/mcp"), kind_hint=SpecKind.MCP)
     assert spec.provenance["mcp_ttl_ms"] == 60_000
     assert dict(spec.headers)["cache-control"] == "max-age=60"
+
+
+# --------------------------------------------------------------------------- the step-up plan across tiers
+
+
+@pytest.fixture(scope="module")
+def declared() -> Iterator[ASGIServer]:
+    """Tools listed anonymously, each declaring its own scopes (SEP-1488 in _meta); baseline ``notes.read``."""
+    server: MCPServer = MCPServer("notes", version="2.0")
+
+    @server.tool(meta={"securitySchemes": [{"type": "oauth2", "scopes": ["notes.read"]}]})
+    def read_note(note_id: str) -> str:
+        """Read one note."""
+        return "a note"
+
+    @server.tool(meta={"securitySchemes": [{"type": "oauth2", "scopes": ["notes.write"]}]})
+    def write_note(note_id: str, text: str) -> str:
+        """Write one note."""
+        return "written"
+
+    @server.tool()
+    def share_note(note_id: str, to: str) -> str:
+        """Share a note (declares nothing)."""
+        return "shared"
+
+    with ASGIServer(lambda base: _with_prm(server.streamable_http_app(json_response=True), base)) as srv:
+        yield srv
+
+
+def test_the_step_up_plan_is_the_baseline_then_what_each_tier_adds(declared: ASGIServer, tmp_path: Path) -> None:
+    """read_note REQUIRED (within the baseline), write_note RECOMMENDED (adds notes.write), share_note OPTIONAL
+    (declares nothing: only its floor is known, so the OPTIONAL tier is incomplete and says so)."""
+    card: dict[str, Any] = {
+        "resources": [
+            {
+                "id": f"r-{tool}",
+                "interaction_protocol": "MCP",
+                "owner": "CONSUMER",
+                "display_name": "Notes",
+                "spec": {"spec_url": declared.url("/mcp"), "resource_path": tool},
+            }
+            for tool in ("read_note", "write_note", "share_note")
+        ],
+        "operations": [
+            {"id": f"op-{tool}", "resource": f"r-{tool}", "description": f"Calls {tool}."}
+            for tool in ("read_note", "write_note", "share_note")
+        ],
+        "resource_accesses": [
+            {
+                "id": tool,
+                "operation": f"op-{tool}",
+                "identity_used": "END_USER",
+                "necessity": necessity,
+                "access_justification": "To call the tool.",
+            }
+            for tool, necessity in (
+                ("read_note", "REQUIRED"),
+                ("write_note", "RECOMMENDED"),
+                ("share_note", "OPTIONAL"),
+            )
+        ],
+    }
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card), "utf-8")
+    code, report = _derive(tmp_path, path)
+    assert code == EXIT_INCOMPLETE
+    plans = {tier: report["tiers"][tier]["END_USER"]["step_up"] for tier in ("REQUIRED", "RECOMMENDED", "OPTIONAL")}
+    assert [(p["baseline"], p["adds"], p["floor_only"]) for (p,) in plans.values()] == [
+        (["notes.read"], [], []),
+        (["notes.read"], ["notes.write"], []),
+        (["notes.read"], [], ["share_note"]),
+    ]
+    assert plans["RECOMMENDED"][0]["scopes"] == ["notes.read", "notes.write"]
+    assert report["tiers"]["RECOMMENDED"]["complete"] is True
+    assert report["tiers"]["OPTIONAL"]["complete"] is False
+    share = next(a for a in report["accesses"] if a["id"] == "share_note")
+    assert (share["reason"], share["floor"]["scopes"]) == ("server-baseline", ["notes.read"])
