@@ -13,8 +13,10 @@ name, kept exactly as the server wrote it). Its requirements come from, in order
 
    * the ``scope`` of the 401's Bearer challenge: the MCP authorization spec has
      clients request exactly that;
-   * else the Protected Resource Metadata's ``scopes_supported``: clients are
-     told to request all of them when the challenge names none;
+   * else the Protected Resource Metadata's ``scopes_supported``, which MCP
+     2026-07-28 calls "the minimal set of scopes necessary for basic
+     functionality": the server's baseline, a floor that the derivation states
+     and never takes for the tool's answer (``security_source: "server-baseline"``);
    * else, when a credential was demanded (401/403) without OAuth metadata: the
      credential the evidence points to (an API key when the error body or the
      challenge says so, HTTP authentication for a non-Bearer challenge, a bare
@@ -121,7 +123,7 @@ MCP_ANONYMOUS_LISTING = rule(
     "mcp-anonymous-listing",
     Severity.INFO,
     "The MCP server listed its tools without a credential but publishes protected-resource metadata: "
-    "its scopes are taken as needed to call the tools.",
+    "its scopes_supported is the server's baseline, the least a tool that declares nothing of its own needs.",
     stage=_S,
 )
 MCP_CREDENTIAL_INFERRED = rule(
@@ -404,7 +406,8 @@ class _Builder:
                     MCP_ANONYMOUS_LISTING(
                         "/auth/protected_resource_metadata",
                         "the server listed its tools without a credential, but publishes protected-resource "
-                        f"metadata ({self.prm_url}): its scopes are taken as needed to call the tools",
+                        f"metadata ({self.prm_url}): its scopes_supported is the server's baseline, the least a "
+                        "tool that declares nothing of its own needs",
                         data={"affects": "root-security"},
                     )
                 )
