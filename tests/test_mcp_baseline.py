@@ -439,3 +439,88 @@ def test_the_step_up_plan_is_the_baseline_then_what_each_tier_adds(declared: ASG
     assert report["tiers"]["OPTIONAL"]["complete"] is False
     share = next(a for a in report["accesses"] if a["id"] == "share_note")
     assert (share["reason"], share["floor"]["scopes"]) == ("server-baseline", ["notes.read"])
+
+
+# --------------------------------------------------------------------------- token scopes for every provider (item 2)
+
+
+def _openapi(server: LocalHTTPServer) -> str:
+    """A REST API whose OIDC sign-in scopes sit beside its data scope, as many providers' specs write them."""
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Profiles", "version": "1"},
+        "servers": [{"url": server.url("/api")}],
+        "components": {
+            "securitySchemes": {
+                "oauth": {
+                    "type": "oauth2",
+                    "flows": {
+                        "authorizationCode": {
+                            "authorizationUrl": server.url("/authorize"),
+                            "tokenUrl": server.url("/token"),
+                            "scopes": {"openid": "", "offline_access": "", "email": "", "profile.read": ""},
+                        }
+                    },
+                }
+            }
+        },
+        "paths": {
+            "/me": {
+                "get": {
+                    "operationId": "getMe",
+                    "security": [{"oauth": ["openid", "offline_access", "email"]}],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+            "/session": {
+                "get": {
+                    "operationId": "getSession",
+                    "security": [{"oauth": ["openid"]}],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+            "/profiles": {
+                "get": {
+                    "operationId": "listProfiles",
+                    "security": [{"oauth": ["profile.read"]}],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+        },
+    }
+    server.route("/openapi.json", body=json.dumps(spec).encode())
+    return server.url("/openapi.json")
+
+
+@pytest.mark.parametrize(("operation", "scopes", "token"), [("getMe", ["email"], ["offline_access", "openid"]),
+                                                             ("getSession", [], ["openid"])])  # fmt: skip
+def test_token_scopes_are_no_permission_for_a_rest_api_either(
+    server: LocalHTTPServer, tmp_path: Path, operation: str, scopes: list[str], token: list[str]
+) -> None:
+    """Not only MCP: openid / offline_access never count, email stays a permission, and an operation needing only
+    openid still needs a token of that server (a credential), never nothing."""
+    url = _openapi(server)
+    card = {
+        "resources": [{"id": "api", "interaction_protocol": "REST", "owner": "CONSUMER", "display_name": "Profiles",
+                       "spec": {"spec_url": url}}],
+        "operations": [{"id": "op", "resource": "api", "description": "Reads.",
+                        "api_operation_spec": {"operation_id": operation}}],
+        "resource_accesses": [{"id": "a", "operation": "op", "identity_used": "END_USER", "necessity": "REQUIRED",
+                               "access_justification": "To read."}],
+    }  # fmt: skip
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card), "utf-8")
+    code, report = _derive(tmp_path, path)
+    assert code == EXIT_OK, report["diagnostics"]
+    (access,) = report["accesses"]
+    assert access["scopes"] == scopes
+    assert [t["scope"] for t in access["token_scopes"]] == token
+    assert access["choice"]["method"] == "least-privilege"
+    assert access["credentials"] == (
+        [] if scopes else [{"scheme": "oauth", "type": "oauth2", "namespace": server.url("/token")}]
+    )
+    # The blast radius counts data operations only: email opens getMe; openid alone opens getSession (its token).
+    assert access["blast_radius"]["granted_operations"] == 1
+    tier = report["tiers"]["REQUIRED"]["END_USER"]
+    assert tier["scopes"] == scopes
+    assert [t["scope"] for t in tier["token_scopes"]] == token
