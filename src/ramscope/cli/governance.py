@@ -186,11 +186,38 @@ def _run_check(args: argparse.Namespace) -> int:
     return EXIT_USAGE if worst == EXIT_USAGE else exit_code(results)
 
 
+#: ramscope.governance.export's formats, spelt here so building the parser imports no governance code
+#: (`validate` must not load it); a test holds the two equal.
+TARGET_FORMATS = (
+    "entra-app",
+    "google-oauth",
+    "slack-manifest",
+    "github-app",
+    "toolhive",
+    "agentgateway",
+    "allowlist",
+    "oauth-client",
+)
+
+
 def _configure_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("card", nargs="?", metavar="CARD", help="a card or a saved `derive` report (not for cedar-schema)")
-    format_option(p, ("cedar", "cedar-schema", "json"), "cedar")
+    format_option(p, ("cedar", "cedar-schema", "json", *TARGET_FORMATS), "cedar")
     p.add_argument("--schema", type=Path, metavar="FILE", help="with --format cedar: also write the Cedar schema here")
     p.add_argument("--skill", metavar="ID", help="only what this skill may do (per-skill permission sets)")
+    # The target formats (entra-app ... oauth-client) export the cumulative tiers up to --tier.
+    p.add_argument(
+        "--tier",
+        choices=("required", "recommended", "optional"),
+        default="optional",
+        help="target formats: the cumulative tiers to export (default: optional, everything)",
+    )
+    p.add_argument(
+        "--identity",
+        choices=("end_user", "agent", "all"),
+        default="all",
+        help="target formats: whose permissions (default: all)",
+    )
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
 
 
@@ -215,12 +242,30 @@ def _run_export(args: argparse.Namespace) -> int:
         from ..governance.skills import restrict_report_dict
 
         report = restrict_report_dict(report, args.skill)
+    if args.format in TARGET_FORMATS:
+        return _export_target(args, report, target)
     if args.format == "json":
         emit(args, json.dumps(cedar.allowlist(report), indent=2, ensure_ascii=False) + "\n", target)
     else:
         if args.schema:
             atomic_write(args.schema, cedar.cedar_schema())
         emit(args, cedar.cedar_policies(report), target)
+    return exit_from_dict(report)
+
+
+def _export_target(args: argparse.Namespace, report: dict[str, Any], target: Any) -> int:
+    """One target format (entra-app ... oauth-client): what the format cannot express is exit 2, one line."""
+    from ..governance.export import NotExpressible, export_report
+
+    identity = None if args.identity == "all" else args.identity.upper()
+    try:
+        out = export_report(report, args.format, tier=args.tier.upper(), identity=identity)
+    except NotExpressible as exc:
+        return fail(f"{args.card}: {exc.detail}")
+    emit(args, out.text, target)
+    if not args.quiet:
+        for note in out.notes:
+            sys.stderr.write(f"ramscope: note: {for_terminal(note)}\n")
     return exit_from_dict(report)
 
 
@@ -251,7 +296,12 @@ def _run_compare(args: argparse.Namespace) -> int:
 COMMANDS: list[Command] = [
     Command("diff", "permissions added or removed between two cards or reports", _configure_diff, _run_diff),
     Command("check", "judge cards by an organisation's rules (text, json, sarif)", _configure_check, _run_check),
-    Command("export", "what a card may do, as Cedar policies or a JSON allowlist", _configure_export, _run_export),
+    Command(
+        "export",
+        "what a card may do or be granted: Cedar, an allowlist, app registrations, manifests, gateway rules",
+        _configure_export,
+        _run_export,
+    ),
     Command(
         "compare", "agents side by side by footprint; --rank: least-privileged first", _configure_compare, _run_compare
     ),
