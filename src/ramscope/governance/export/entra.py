@@ -64,7 +64,7 @@ def export_entra(reading: Reading) -> dict[str, Any]:
             seen.add((guid, kind))
             access.append({"id": guid, "type": kind})
             tiers["required" if p.required else "optional"].append(f"{p.name} ({kind})")
-        if kind == "Role" or p.admin_consent:
+        if kind == "Role" or _needs_admin(p):
             consent.append(
                 {
                     "permission": p.name,
@@ -88,6 +88,20 @@ def export_entra(reading: Reading) -> dict[str, Any]:
         "data": {"graph_ids": ids.version, "source": dict(ids.source)},
     }
     return envelope(reading, FORMAT, body, skipped + left_out(reading, FORMAT, kept + _skipped_perms(graph, kept)))
+
+
+def _needs_admin(p: Permission) -> bool:
+    """Microsoft's ``requiresAdminConsent`` of this scheme's permission, from the catalog.
+
+    Read per scheme here, not from the report's flag: the report keys a scope's catalog facts by the
+    scope alone, so a delegated permission whose application twin needs an administrator (Mail.Read)
+    is marked too.
+    """
+    from ...providers import catalog  # noqa: PLC0415 (the catalog is decoded only for this format)
+
+    cat = catalog("microsoft-graph")
+    perm = cat.permission(p.scheme, p.scope) if cat is not None and p.scope else None
+    return perm.admin_consent if perm is not None else p.admin_consent
 
 
 def _skipped_perms(graph: list[Permission], kept: list[Permission]) -> list[Permission]:
