@@ -115,6 +115,22 @@ def mcp_card() -> dict[str, Any]:
     }
 
 
+def derive_rest(
+    cache: Path, cards: dict[str, tuple[str, list[tuple[str, dict[str, Any]]]]]
+) -> dict[str, dict[str, Any]]:
+    """Reports of REST cards over the export specs: name -> (route, entries)."""
+    out: dict[str, dict[str, Any]] = {}
+    with LocalHTTPServer() as srv:
+        srv.route("/graph.json", body=(FIXTURES / "export" / "graph.json").read_bytes())
+        srv.route("/github.json", body=(FIXTURES / "export" / "github.json").read_bytes())
+        srv.route("/slack.json", body=(FIXTURES / "specs" / "reach" / "slack.json").read_bytes())
+        settings = Settings(cache_dir=cache / "rest", allow_private_network=True, reuse=False)
+        for name, (route, entries) in cards.items():
+            card = rest_card(srv, "Agent", route, copy.deepcopy(entries))
+            out[name] = derive(load_card(card, name=f"{name}.card.json"), settings=settings).to_dict()
+    return out
+
+
 def derive_all(cache: Path) -> dict[str, dict[str, Any]]:
     """The reports of every card, by provider name."""
     out: dict[str, dict[str, Any]] = {}

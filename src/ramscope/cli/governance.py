@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 def _configure_diff(p: argparse.ArgumentParser) -> None:
     p.add_argument("old", metavar="OLD", help="the old card, or a saved `derive` JSON report")
     p.add_argument("new", metavar="NEW", help="the new card, or a saved `derive` JSON report")
-    format_option(p, ("json", "text"), "json")
+    # admin: what an administrator must newly approve, per target (Entra, Google, Slack, GitHub, gateways).
+    format_option(p, ("json", "text", "admin"), "json")
 
 
 def _report_dict(engine: Engine, path: str) -> tuple[dict[str, Any], Report | StoredReport]:
@@ -67,7 +68,11 @@ def _run_diff(args: argparse.Namespace) -> int:
     from ..outputs.diff import diff_reports, render_diff_text, risk_line
 
     d = diff_reports(old, new)
-    if args.format == "json":
+    if args.format == "admin":
+        from ..outputs.diff import admin_diff, render_admin_text
+
+        sys.stdout.write(render_admin_text(admin_diff(old, new)))
+    elif args.format == "json":
         sys.stdout.write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render_diff_text(d))

@@ -277,9 +277,7 @@ def refresh_google(
 #: The cache artifact namespace of refreshed catalogs (key: the catalog's name).
 CATALOG_NAMESPACE = "catalog"
 #: Microsoft's permissions data, newest commit of its default branch.
-GRAPH_PERMISSIONS = (
-    "https://raw.githubusercontent.com/microsoftgraph/microsoft-graph-devx-content/master/permissions/new/permissions.json"
-)
+GRAPH_PERMISSIONS = "https://raw.githubusercontent.com/microsoftgraph/microsoft-graph-devx-content/master/permissions/new/permissions.json"
 #: Catalogs ``refresh_catalog`` can rebuild from their provider's data (GitHub's spans several
 #: generated files and a reviewed reading of its docs: refreshed by re-vendoring, not here).
 REFRESHABLE_CATALOGS = ("microsoft-graph",)

@@ -18,7 +18,7 @@ from ...providers.graph_ids import GRAPH_APP_ID, graph_ids
 from ._out import envelope, left_out, require
 from ._read import Permission, Reading
 
-__all__ = ["export_entra"]
+__all__ = ["export_entra", "needs_admin_consent"]
 
 FORMAT = "entra-app"
 
@@ -64,7 +64,7 @@ def export_entra(reading: Reading) -> dict[str, Any]:
             seen.add((guid, kind))
             access.append({"id": guid, "type": kind})
             tiers["required" if p.required else "optional"].append(f"{p.name} ({kind})")
-        if kind == "Role" or _needs_admin(p):
+        if kind == "Role" or needs_admin_consent(p):
             consent.append(
                 {
                     "permission": p.name,
@@ -90,7 +90,7 @@ def export_entra(reading: Reading) -> dict[str, Any]:
     return envelope(reading, FORMAT, body, skipped + left_out(reading, FORMAT, kept + _skipped_perms(graph, kept)))
 
 
-def _needs_admin(p: Permission) -> bool:
+def needs_admin_consent(p: Permission) -> bool:
     """Microsoft's ``requiresAdminConsent`` of this scheme's permission, from the catalog.
 
     Read per scheme here, not from the report's flag: the report keys a scope's catalog facts by the

@@ -15,13 +15,13 @@ from typing import Any
 from ._out import envelope, left_out, require
 from ._read import Permission, Reading
 
-__all__ = ["MAX_NAME", "export_slack"]
+__all__ = ["MAX_NAME", "export_slack", "is_bot_scope"]
 
 FORMAT = "slack-manifest"
 MAX_NAME = 35
 
 
-def _bot(p: Permission) -> bool:
+def is_bot_scope(p: Permission) -> bool:
     return p.scheme.endswith("#bot") or p.namespace.endswith("#bot")
 
 
@@ -31,7 +31,7 @@ def export_slack(reading: Reading) -> dict[str, Any]:
     groups: dict[str, list[str]] = {"bot": [], "user": [], "bot_optional": [], "user_optional": []}
     for p in slack:
         assert p.scope is not None
-        key = ("bot" if _bot(p) else "user") + ("" if p.required else "_optional")
+        key = ("bot" if is_bot_scope(p) else "user") + ("" if p.required else "_optional")
         groups[key].append(p.scope)
     scopes: dict[str, list[str]] = {}
     for key, values in groups.items():
