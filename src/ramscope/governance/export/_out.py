@@ -36,8 +36,8 @@ def left_out(reading: Reading, fmt: str, kept: Sequence[Permission]) -> list[dic
         elsewhere = FORMAT_OF_PROVIDER.get(p.provider, "allowlist")
         if p.scope is None:
             reason = (
-                f"a {p.type} credential ({p.scheme}) of {p.namespace}: issued by that service, not requested "
-                f"from {fmt}'s target"
+                f"a credential of type {p.type} ({p.scheme}) for {p.namespace}: issued by that service, not "
+                f"requested from {fmt}'s target"
             )
         else:
             reason = f"granted by {PROVIDER_NAMES.get(p.provider, p.provider)} ({p.namespace}), not by {fmt}'s target"
@@ -83,8 +83,10 @@ def require(found: bool, fmt: str, expresses: str, reading: Reading) -> None:
     """Raise :class:`NotExpressible` when the tiers hold nothing the format can express."""
     if found:
         return
-    providers = sorted({p.provider for p in reading.permissions})
-    needs = ", ".join(PROVIDER_NAMES.get(p, p) for p in providers) or "no permission"
+    providers = sorted({p.provider for p in reading.permissions if p.scope})
+    wants = [f"{PROVIDER_NAMES.get(p, p)} scopes" for p in providers]
+    wants += sorted({f"a credential of type {p.type} ({p.scheme})" for p in reading.permissions if p.scope is None})
+    needs = ", ".join(wants) or "no permission"
     raise NotExpressible(
         f"--format {fmt} expresses {expresses}; the card's tiers up to {reading.tier} need {needs}",
         source=reading.card_source or None,

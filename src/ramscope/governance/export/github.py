@@ -23,7 +23,7 @@ from ._read import Permission, Reading
 __all__ = ["LEVELS", "export_github"]
 
 FORMAT = "github-app"
-LEVELS = ("read", "write", "admin")
+LEVELS = ("none", "read", "write", "admin")
 _APP_SCHEMES = ("github-user", "github-installation")
 
 
@@ -37,7 +37,7 @@ def export_github(reading: Reading) -> dict[str, Any]:
     for p in github:
         assert p.scope is not None
         name, _, level = p.scope.partition(":")
-        if p.scheme not in _APP_SCHEMES or level not in LEVELS:
+        if p.scheme not in _APP_SCHEMES or level not in LEVELS[1:]:
             if p.scheme == "github-classic":
                 kept.append(p)  # carried below, in the classic list
                 continue
@@ -55,15 +55,10 @@ def export_github(reading: Reading) -> dict[str, Any]:
             continue
         kept.append(p)
         into = perms if p.required else optional
-        if LEVELS.index(level) > LEVELS.index(into.get(name, "read")) or name not in into:
-            into[name] = level
-    for name, level in list(optional.items()):
-        if name in perms and LEVELS.index(perms[name]) >= LEVELS.index(level):
-            del optional[name]
+        into[name] = max(level, into.get(name, level), key=LEVELS.index)
+    # An optional tier's permission is optional only where it raises the required level.
+    optional = {n: lv for n, lv in optional.items() if LEVELS.index(lv) > LEVELS.index(perms.get(n, "none"))}
     default = dict(sorted({**perms, **optional}.items()))
-    for name, level in perms.items():
-        if LEVELS.index(level) > LEVELS.index(default[name]):
-            default[name] = level
     manifest: dict[str, Any] = {
         "name": (reading.card_name or "ramscope agent")[:34],
         "url": "",

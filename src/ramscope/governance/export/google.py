@@ -51,27 +51,28 @@ def _draft(p: Permission, cls: str, rows: list[AccessRow]) -> dict[str, Any]:
         for a in rows
         if p.scope in (a.scopes or ())
     ] or [{"access": a.id, "justification": a.justification, "asks_first": a.confirmation_required} for a in rows]
-    narrower: list[dict[str, Any]] = []
+    # One entry per narrower scope, with every access it would not serve: Google asks per scope.
+    narrower: dict[str, dict[str, Any]] = {}
     for a in rows:
         for n in a.narrower:
             for scope in n.scopes:
-                if scope == p.scope or any(x["scope"] == scope and x["access"] == a.id for x in narrower):
+                if scope == p.scope:
                     continue
                 reach = "; ".join([*n.conditions, *n.limits]) or "a narrower reach"
-                narrower.append(
-                    {
-                        "scope": scope,
-                        "access": a.id,
-                        "condition": reach,
-                        "why_not": f"`{_short(scope)}` reaches {reach}, but the agent must "
-                        f"{_lower(a.justification) or 'do ' + a.id}",
-                    }
-                )
+                entry = narrower.setdefault(scope, {"scope": scope, "condition": reach, "accesses": [], "needs": []})
+                if a.id not in entry["accesses"]:
+                    entry["accesses"].append(a.id)
+                    entry["needs"].append(_lower(a.justification) or f"do {a.id}")
+    for entry in narrower.values():
+        entry["why_not"] = (
+            f"`{_short(entry['scope'])}` reaches {entry['condition']}, but the agent must "
+            + "; and ".join(entry.pop("needs"))
+        )
     what = " ".join(f"{a.justification.rstrip('.')}." for a in rows if a.justification and p.scope in (a.scopes or ()))
     what = what or " ".join(f"{a.justification.rstrip('.')}." for a in rows if a.justification)
     text = [f"{_short(p.scope or '')}: {what or 'used by ' + ', '.join(p.accesses)}"]
     if narrower:
-        text += [f"A narrower scope would not do: {n['why_not']}." for n in narrower]
+        text += [f"A narrower scope would not do: {n['why_not']}." for n in narrower.values()]
     else:
         text.append(
             "ramscope found no narrower scope that does these operations: name one Google offers, or say why "
@@ -79,7 +80,7 @@ def _draft(p: Permission, cls: str, rows: list[AccessRow]) -> dict[str, Any]:
         )
     if cls == "restricted":
         text.append("A restricted scope also needs a yearly third-party security assessment.")
-    return {"scope": p.scope, "class": cls, "uses": uses, "narrower": narrower, "draft": " ".join(text)}
+    return {"scope": p.scope, "class": cls, "uses": uses, "narrower": list(narrower.values()), "draft": " ".join(text)}
 
 
 def _lower(text: str) -> str:
