@@ -263,8 +263,16 @@ def _export_target(args: argparse.Namespace, report: dict[str, Any], target: Any
     from ..governance.export import NotExpressible, export_report
 
     identity = None if args.identity == "all" else args.identity.upper()
+    ids = None
+    if args.format == "entra-app":
+        from ..providers.graph_ids import decode_ids
+        from ..providers.refresh import CATALOG_NAMESPACE, GRAPH_IDS_KEY
+
+        with open_engine(args) as engine:
+            stored = engine.store.get_artifact(CATALOG_NAMESPACE, GRAPH_IDS_KEY)
+        ids = decode_ids(stored) if stored else None
     try:
-        out = export_report(report, args.format, tier=args.tier.upper(), identity=identity)
+        out = export_report(report, args.format, tier=args.tier.upper(), identity=identity, graph_ids=ids)
     except NotExpressible as exc:
         return fail(f"{args.card}: {exc.detail}")
     emit(args, out.text, target)

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["GRAPH_APP_ID", "GraphIds", "PermissionIds", "compile_ids", "graph_ids"]
+__all__ = ["GRAPH_APP_ID", "GraphIds", "PermissionIds", "compile_ids", "decode_ids", "graph_ids"]
 
 #: Microsoft Graph's application id: ``requiredResourceAccess[].resourceAppId`` for Graph.
 GRAPH_APP_ID = "00000003-0000-0000-c000-000000000000"
@@ -90,14 +90,21 @@ def compile_ids(doc: Mapping[str, Any], source: Mapping[str, str]) -> dict[str, 
                 hidden = hidden or e.get("isHidden") is True
         if scope or role:
             out[name] = [scope, role, hidden]
-    return {"version": f"{source.get('date', '')}+{source.get('commit', '')[:8]}", "source": dict(source), "ids": out}
+    # The upstream commit names the data; a refreshed copy has none, and its content hash names it instead.
+    tag = source.get("commit", "")[:8] or source.get("sha256", "")[:8]
+    return {"version": f"{source.get('date', '')}+{tag}", "source": dict(source), "ids": out}
 
 
 @cache
 def graph_ids() -> GraphIds:
     """The shipped ids (decoded once)."""
     raw = resources.files(__package__).joinpath("data", DATA_FILE).read_bytes()
-    doc = orjson.loads(gzip.decompress(raw))
+    return decode_ids(gzip.decompress(raw))
+
+
+def decode_ids(data: bytes) -> GraphIds:
+    """Ids from their compiled JSON (the shipped snapshot, or one ``universe refresh microsoft-graph`` stored)."""
+    doc = orjson.loads(data)
     ids = {
         name: PermissionIds(scope=v[0], role=v[1], hidden=bool(v[2]))
         for name, v in doc["ids"].items()

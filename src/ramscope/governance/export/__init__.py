@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._read import NotExpressible, Reading, read_report
+
+if TYPE_CHECKING:
+    from ...providers.graph_ids import GraphIds
 
 __all__ = ["TARGET_FORMATS", "Exported", "NotExpressible", "export_report", "read_report"]
 
@@ -58,9 +61,18 @@ def _notes_of(doc: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def export_report(
-    report: Mapping[str, Any], fmt: str, *, tier: str = "OPTIONAL", identity: str | None = None
+    report: Mapping[str, Any],
+    fmt: str,
+    *,
+    tier: str = "OPTIONAL",
+    identity: str | None = None,
+    graph_ids: GraphIds | None = None,
 ) -> Exported:
-    """One format's export of a report. Raises :class:`NotExpressible` or ``InputError``."""
+    """One format's export of a report. Raises :class:`NotExpressible` or ``InputError``.
+
+    ``graph_ids``: Microsoft Graph permission ids refreshed into the cache (``universe refresh
+    microsoft-graph``), for ``entra-app``; the shipped ones otherwise.
+    """
     reading = read_report(report, tier=tier, identity=identity)
     if fmt == "toolhive":
         from .toolhive import export_toolhive  # noqa: PLC0415 (each format loads only its own module)
@@ -75,15 +87,15 @@ def export_report(
 
         doc, notes = export_oauth_client(reading)
         return Exported(_json(doc), tuple(notes))
-    doc = _dispatch(reading, fmt, report)
+    doc = _dispatch(reading, fmt, report, graph_ids)
     return Exported(_json(doc), _notes_of(doc))
 
 
-def _dispatch(reading: Reading, fmt: str, report: Mapping[str, Any]) -> dict[str, Any]:
+def _dispatch(reading: Reading, fmt: str, report: Mapping[str, Any], ids: GraphIds | None) -> dict[str, Any]:
     if fmt == "entra-app":
         from .entra import export_entra  # noqa: PLC0415 (each format loads only its own module)
 
-        return export_entra(reading)
+        return export_entra(reading, ids)
     if fmt == "google-oauth":
         from .google import export_google  # noqa: PLC0415 (each format loads only its own module)
 

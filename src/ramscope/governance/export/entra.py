@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...providers.graph_ids import GRAPH_APP_ID, graph_ids
+from ...providers.graph_ids import GRAPH_APP_ID, GraphIds, graph_ids
 from ._out import envelope, left_out, require
 from ._read import Permission, Reading
 
@@ -27,12 +27,12 @@ def _type(p: Permission) -> str:
     return "Role" if "application" in p.scheme or p.namespace.endswith("#app-roles") else "Scope"
 
 
-def export_entra(reading: Reading) -> dict[str, Any]:
+def export_entra(reading: Reading, refreshed: GraphIds | None = None) -> dict[str, Any]:
     graph = reading.of("microsoft-graph")
     require(
         bool([p for p in graph if p.scope]), FORMAT, "Microsoft Graph permissions (delegated and application)", reading
     )
-    ids = graph_ids()
+    ids = refreshed or graph_ids()
     access: list[dict[str, str]] = []
     kept: list[Permission] = []
     consent: list[dict[str, Any]] = []
