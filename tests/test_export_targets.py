@@ -375,3 +375,29 @@ def test_an_incomplete_access_is_never_exported(reports: dict[str, dict[str, Any
     assert {"access": "send-mail", "identity": "END_USER", "tier": "RECOMMENDED"}.items() <= out["not_exported"][
         0
     ].items()
+
+
+def test_github_optional_tier_lists_only_what_raises_the_required_level(reports: dict[str, dict[str, Any]]) -> None:
+    r = json.loads(json.dumps(reports["github"]))
+    # A required access now needs contents:write too: the optional merge adds nothing to ask for.
+    required = r["tiers"]["REQUIRED"]["END_USER"]["permissions"]
+    required.append({**required[0], "scope": "contents:write", "name": None, "accesses": ["file-issue"]})
+    for t in ("RECOMMENDED", "OPTIONAL"):
+        eu = r["tiers"][t]["END_USER"]["permissions"]
+        eu.append({**required[0], "scope": "contents:write", "name": None, "accesses": ["file-issue"]})
+    out = doc({"g": r}, "g", "github-app")
+    assert out["tiers"]["required"] == {"contents": "write", "issues": "write"}
+    assert out["tiers"]["optional"] == {}
+    assert out["manifest"]["default_permissions"] == {"contents": "write", "issues": "write"}
+
+
+def test_cli_skill_and_capitalised_tier(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    skills = ROOT / "examples" / "travel-agent-skills.card.json"
+    argv = [*cli_globals(tmp_path), "export", str(skills), "--skill", "destination-brief", "--format", "toolhive"]
+    assert main([*argv, "--tier", "RECOMMENDED"]) == 0
+    text = capsys.readouterr().out
+    assert 'Tool::"lookup_weather"' in text
+    assert "calendar" not in text.split("version:")[1]
+    assert main([*cli_globals(tmp_path), "export", str(skills), "--skill", "destination-brief", "--format",
+                 "google-oauth"]) == 2  # fmt: skip
+    assert "expresses Google OAuth scopes" in capsys.readouterr().err

@@ -211,14 +211,17 @@ def _configure_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schema", type=Path, metavar="FILE", help="with --format cedar: also write the Cedar schema here")
     p.add_argument("--skill", metavar="ID", help="only what this skill may do (per-skill permission sets)")
     # The target formats (entra-app ... oauth-client) export the cumulative tiers up to --tier.
+    # Either case: the report spells tiers and identities in capitals, the other commands in lower case.
     p.add_argument(
         "--tier",
+        type=str.lower,
         choices=("required", "recommended", "optional"),
         default="optional",
         help="target formats: the cumulative tiers to export (default: optional, everything)",
     )
     p.add_argument(
         "--identity",
+        type=str.lower,
         choices=("end_user", "agent", "all"),
         default="all",
         help="target formats: whose permissions (default: all)",
