@@ -6,7 +6,8 @@ Manifest shape (https://docs.github.com/en/apps/sharing-github-apps/registering-
 ``default_permissions`` (permission -> ``read``, ``write`` or ``admin``), ``request_oauth_on_install``,
 ``setup_on_update``. The tiers fill ``default_permissions`` from the fine-grained permissions of
 GitHub App tokens (user-to-server for END_USER, installation for AGENT); what is the author's to say
-(homepage, webhook) is left for the author, webhooks inactive until then. A GitHub App has no
+is left to the author: ``url`` (required) is a placeholder, ``hook_attributes`` (whose ``url`` is
+required) is left out, so no webhook is configured until the author adds one. A GitHub App has no
 optional permissions: the optional tiers' permissions are listed apart.
 
 An OAuth App (or a classic token) uses classic scopes instead; ``oauth_app.scopes`` lists the
@@ -61,8 +62,8 @@ def export_github(reading: Reading) -> dict[str, Any]:
     default = dict(sorted({**perms, **optional}.items()))
     manifest: dict[str, Any] = {
         "name": (reading.card_name or "ramscope agent")[:34],
-        "url": "",
-        "hook_attributes": {"url": "", "active": False},
+        # Required by GitHub, and only the author knows it: a placeholder GitHub refuses until it is filled.
+        "url": "<https URL of the app's homepage>",
         "public": False,
         "default_permissions": default,
         "default_events": [],
@@ -89,7 +90,7 @@ def export_github(reading: Reading) -> dict[str, Any]:
         },
         "author": {
             "url": "required: the app's homepage",
-            "hook_attributes": "the webhook URL, and active: true, if the app takes events (default_events)",
+            "hook_attributes": "left out: add {url, active} (url required) and default_events if the app takes webhooks",
         },
         "oauth_app": {
             "scopes": sorted(classic_req),
