@@ -90,7 +90,7 @@ def export_github(reading: Reading) -> dict[str, Any]:
         },
         "author": {
             "url": "required: the app's homepage",
-            "hook_attributes": "left out: add {url, active} (url required) and default_events if the app takes webhooks",
+            "hook_attributes": "left out: add {url, active} (url required) and default_events for webhooks",
         },
         "oauth_app": {
             "scopes": sorted(classic_req),
