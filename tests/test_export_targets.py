@@ -305,7 +305,7 @@ def test_oauth_client_metadata_document(reports: dict[str, dict[str, Any]]) -> N
     assert not {"client_secret", "client_secret_expires_at"} & set(d)
     assert set(d) <= {
         "client_id", "client_name", "client_uri", "redirect_uris", "grant_types", "response_types",
-        "token_endpoint_auth_method", "scope", "software_id", "jwks_uri", "logo_uri", "contacts",
+        "token_endpoint_auth_method", "scope", "software_version", "jwks_uri", "logo_uri", "contacts",
     }  # fmt: skip
     assert "offline_access" not in d["scope"].split()
     assert "openid" not in d["scope"].split()
@@ -401,3 +401,30 @@ def test_cli_skill_and_capitalised_tier(tmp_path: Path, capsys: pytest.CaptureFi
     assert main([*cli_globals(tmp_path), "export", str(skills), "--skill", "destination-brief", "--format",
                  "google-oauth"]) == 2  # fmt: skip
     assert "expresses Google OAuth scopes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", export_pkg.TARGET_FORMATS)
+def test_every_card_through_every_format_exports_or_says_why(reports: dict[str, dict[str, Any]], fmt: str) -> None:
+    """Our own cards through each format: a document in the target's syntax, or the one refusal; never a crash."""
+    import yaml
+
+    done = []
+    for name, report in reports.items():
+        try:
+            out = export_report(report, fmt)
+        except NotExpressible:
+            continue
+        parsed = yaml.safe_load(out.text) if fmt in ("toolhive", "agentgateway") else json.loads(out.text)
+        assert isinstance(parsed, dict), (name, fmt)
+        done.append(name)
+    expected = {
+        "entra-app": ["graph"],
+        "google-oauth": ["travel"],
+        "slack-manifest": ["slack"],
+        "github-app": ["github"],
+        "toolhive": ["travel", "mcp"],
+        "agentgateway": ["travel", "mcp"],
+        "allowlist": ["graph", "github", "slack", "travel", "mcp"],
+        "oauth-client": ["mcp"],
+    }
+    assert done == expected[fmt]

@@ -9,7 +9,7 @@ is listed with its reason; the report of an invalid card reads as an error.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -281,7 +281,7 @@ def read_report(report: Mapping[str, Any], *, tier: str = "OPTIONAL", identity: 
                     old = seen[key]
                     more = tuple(x for x in served if x not in old.accesses)
                     if more:
-                        seen[key] = Permission(**{**old.__dict__, "accesses": old.accesses + more})
+                        seen[key] = replace(old, accesses=old.accesses + more)
                     continue
                 short = p.get("name") if isinstance(p.get("name"), str) and p.get("name") else None
                 seen[key] = Permission(

@@ -55,7 +55,8 @@ def export_oauth_client(reading: Reading) -> tuple[dict[str, Any], list[str]]:
         "response_types": ["code"] if "END_USER" in identities else [],
         "token_endpoint_auth_method": "none" if "AGENT" not in identities else "private_key_jwt",
         "scope": " ".join(required),
-        "software_id": reading.card_sha256 and f"sha256:{reading.card_sha256}",
+        # This version of the card (a software_id would have to stay the same across versions).
+        "software_version": reading.card_sha256 and f"sha256:{reading.card_sha256}",
     }
     if "END_USER" in identities:
         doc["redirect_uris"] = ["<the client's redirect URI>"]
