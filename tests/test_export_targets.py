@@ -428,3 +428,11 @@ def test_every_card_through_every_format_exports_or_says_why(reports: dict[str, 
         "oauth-client": ["mcp"],
     }
     assert done == expected[fmt]
+
+
+def test_schema_with_a_target_format_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = tmp_path / "x.cedarschema"
+    code = main([*cli_globals(tmp_path), "export", str(TRAVEL), "--format", "toolhive", "--schema", str(schema)])
+    assert code == 2
+    assert "--schema FILE goes with --format cedar" in capsys.readouterr().err
+    assert not schema.exists()

@@ -239,6 +239,8 @@ def _run_export(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not args.card:
         return fail(f"export --format {args.format} needs a CARD (only --format cedar-schema is written without one)")
+    if args.schema and args.format != "cedar":
+        return fail(f"--schema FILE goes with --format cedar (it writes the Cedar schema), not --format {args.format}")
     reports, worst = _governed(args, [args.card])
     if not reports:
         return worst
