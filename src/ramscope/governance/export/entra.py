@@ -11,7 +11,6 @@ asked for at sign-in instead (incremental consent), which ``tiers`` says.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ...providers.graph_ids import GRAPH_APP_ID, GraphIds, graph_ids
@@ -108,8 +107,3 @@ def _skipped_perms(graph: list[Permission], kept: list[Permission]) -> list[Perm
     # Graph permissions without an id are reported once, above, not again as another provider's.
     keep = set(map(id, kept))
     return [p for p in graph if id(p) not in keep and p.scope is not None]
-
-
-def admin_items(export: Mapping[str, Any]) -> list[str]:
-    """The permissions an administrator must consent to, as ``Name (Type)``."""
-    return [f"{c['permission']} ({c['type']})" for c in export.get("admin_consent", [])]
