@@ -138,9 +138,6 @@ class Reading:
     def of(self, *providers: str) -> list[Permission]:
         return [p for p in self.permissions if p.provider in providers]
 
-    def others(self, *providers: str) -> list[Permission]:
-        return [p for p in self.permissions if p.provider not in providers]
-
     def in_tiers(self) -> list[AccessRow]:
         """The accesses of the exported tiers and identity, in card order."""
         top = TIERS.index(self.tier)
