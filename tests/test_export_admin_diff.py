@@ -105,3 +105,18 @@ def test_cli_admin_diff_google_and_gateway_exit_4(tmp_path: Path, capsys: pytest
     code = main([*cli_globals(tmp_path), "diff", str(TRAVEL), str(TRAVEL), "--format", "admin"])
     assert code == 0
     assert capsys.readouterr().out.rstrip().endswith("nothing new to approve")
+
+
+def test_an_invalid_new_card_approves_nothing(reports: dict[str, dict[str, Any]]) -> None:
+    bad = copy.deepcopy(reports["graph-2"])
+    bad["card"]["valid"] = False
+    a = admin_diff(reports["graph-1"], bad)
+    assert a["targets"] == {}
+    text = render_admin_text(a)
+    assert "! the new card is invalid" in text
+    assert text.rstrip().endswith("the new card is invalid: approve nothing derived from it")
+    # An invalid old card counts as having approved nothing: all of the new one is new.
+    old_bad = copy.deepcopy(reports["graph-1"])
+    old_bad["card"]["valid"] = False
+    names = {e["permission"] for e in admin_diff(old_bad, reports["graph-2"])["targets"]["microsoft-graph"]["approve"]}
+    assert names == {"Mail.Read", "User.Read", "Mail.Send"}

@@ -445,7 +445,9 @@ def render_admin_text(a: Mapping[str, Any]) -> str:
         lines.append("")
         lines.append("! incomplete: some permissions are unknown on one side; there may be more to approve")
     lines.append("")
-    if a["targets"] or a["gateway_tools"]:
+    if a["new"].get("valid") is False:
+        lines.append("the new card is invalid: approve nothing derived from it")
+    elif a["targets"] or a["gateway_tools"]:
         lines.append("approval needed")
     elif a["diff"]["risks"]:
         lines.append("nothing new to approve, but new risks: see `ramscope diff`")
