@@ -201,3 +201,57 @@ def test_the_shipped_catalog_is_what_the_vendored_files_compile_to() -> None:
         cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _github_log(path: Path) -> Path:
+    """What an MCP proxy logs of GitHub's remote server refusing two calls: its challenge names the token's
+    scopes and the tool's together, and its error_description the tool's (scope_challenge.go)."""
+
+    def refusal(scope: str, extra: str) -> dict[str, Any]:
+        value = (
+            f'Bearer error="insufficient_scope", scope="{scope}", resource_metadata='
+            f'"https://api.githubcopilot.com/.well-known/oauth-protected-resource/mcp/", '
+            f'error_description="Additional scopes required: {extra}"'
+        )
+        return {"server": GITHUB_MCP, "direction": "receive", "status": 403, "headers": {"WWW-Authenticate": value}}
+
+    def call(i: int, tool: str) -> dict[str, Any]:
+        return {
+            "server": GITHUB_MCP,
+            "direction": "send",
+            "headers": {"Authorization": "Bearer gho_" + "a" * 36},
+            "message": {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool}},
+        }
+
+    lines = [
+        call(7, "issue_write"),
+        refusal("read:org repo workflow", "repo, workflow"),
+        call(8, "list_code_scanning_alerts"),
+        refusal("read:org security_events", "security_events"),
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    return path
+
+
+def test_githubs_step_ups_are_read_as_github_says_them_and_audited_against_its_catalog(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """draft: the step-ups written, as GitHub says them; audit: the card's tier is repo (which serves both tools),
+    so security_events is granted by GitHub's hierarchy (repo includes it), repo is, workflow is not
+    (missing-grant); read:org, which the token already held, is not asked for."""
+    log = _github_log(tmp_path / "github-mcp.jsonl")
+    common = ["--cache-dir", str(tmp_path / "cache"), "--cassette", str(CASSETTE), "--offline", "--no-progress"]
+    card, report = tmp_path / "draft.card.json", tmp_path / "draft.report.json"
+    assert main([*common, "draft", str(log), "-o", str(card), "--report", str(report)]) == 0
+    drafted = json.loads(report.read_text("utf-8"))
+    by_tool = {r["tool"]: r for r in drafted["step_up"]}
+    assert by_tool["issue_write"]["alternatives"] == [["repo", "workflow"]]
+    assert by_tool["issue_write"]["held"] == ["read:org"]
+    capsys.readouterr()
+    main([*common, "audit", str(card), str(log), "--format", "json"])
+    result = json.loads(capsys.readouterr().out)
+    missing = [d for d in result["diagnostics"] if d["code"] == "missing-grant"]
+    assert len(missing) == 1
+    assert "repo workflow" in missing[0]["message"]
+    assert missing[0]["data"]["tier_scopes"] == ["repo"]
+    assert missing[0]["data"]["step_up"]["held"] == ["read:org"]

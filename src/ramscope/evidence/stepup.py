@@ -91,14 +91,30 @@ def _listed(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s for s in out[:_MAX_SCOPES] if s and _SCOPE.match(s)))
 
 
+#: GitHub's MCP server challenges with the token's scopes and the tool's together, and says the tool's in
+#: its error_description (github/github-mcp-server pkg/http/middleware/scope_challenge.go).
+_ADDITIONAL = re.compile(r"^Additional scopes required: (?P<list>.+)$")
+
+
 def from_www_authenticate(values: Iterable[str], status: int | None = None, kind: str = "") -> StepUp | None:
-    """A Bearer ``insufficient_scope`` challenge naming its ``scope``, or None."""
+    """A Bearer ``insufficient_scope`` challenge naming its ``scope``, or None.
+
+    The challenge's ``scope`` is what the client is to request (MCP 2026-07-28: the scopes it had and
+    the operation's, together, where a server says so); where the ``error_description`` says which of
+    them are the additional ones (GitHub's "Additional scopes required: repo"), those are the
+    operation's need and the rest were held."""
     for c in parse_www_authenticate(v[:_MAX_VALUE] for v in values if isinstance(v, str)):
         if c.scheme.lower() != "bearer" or c.params.get("error") != "insufficient_scope":
             continue
         scopes = _scopes(c.params.get("scope", ""))
-        if scopes:
-            return StepUp(kind or "insufficient_scope", (scopes,), status=status)
+        if not scopes:
+            continue
+        m = _ADDITIONAL.match(c.params.get("error_description", "")[:_MAX_VALUE])
+        needed = _listed(m.group("list")) if m else ()
+        if needed and set(needed) <= set(scopes):
+            held = tuple(s for s in scopes if s not in needed)
+            return StepUp(kind or "insufficient_scope", (needed,), held=held, status=status)
+        return StepUp(kind or "insufficient_scope", (scopes,), status=status)
     return None
 
 
