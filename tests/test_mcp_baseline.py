@@ -192,6 +192,7 @@ def test_a_baseline_only_server_states_the_floor_and_is_incomplete(
             "adds": [],
             "scopes": ["notes.read"],
             "floor_only": ["call-as-end-user"],
+            "beyond_need": None,
         }
     ]
 

@@ -64,6 +64,12 @@ def test_githubs_issue_creating_tool_derives_the_scope_github_documents(tmp_path
     # The vendor's published tools stand in for the listing: repo opens the other tools that accept it.
     assert access["blast_radius"]["universe_operations"] > 50
     assert report["tiers"]["REQUIRED"]["END_USER"]["scopes"] == ["repo"]
+    # GitHub's scopes_supported is every scope a tool may need: a client granted it would hold 12 for nothing.
+    (plan,) = report["tiers"]["REQUIRED"]["END_USER"]["step_up"]
+    assert plan["adds"] == []
+    assert "repo" not in plan["beyond_need"]
+    assert {"delete_repo", "workflow", "codespace"} <= set(plan["beyond_need"])
+    assert len(plan["beyond_need"]) == 12
     note = next(d for d in report["diagnostics"] if d["code"] == "mcp-tool-unverified")
     assert label in note["message"]
 

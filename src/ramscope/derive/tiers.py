@@ -201,10 +201,13 @@ def _step_up(
         if found is None:
             continue
         url, baseline = found
-        plan = servers.setdefault(url, {"spec_url": url, "baseline": baseline, "scopes": set(), "floor_only": []})
+        plan = servers.setdefault(
+            url, {"spec_url": url, "baseline": baseline, "scopes": set(), "needed": set(), "floor_only": []}
+        )
         alt = chosen.get(o.key)
         if alt is not None:
             plan["scopes"].update(alt.scopes)
+            plan["needed"].update(alt.scopes)
         elif o.record.floor is not None:
             plan["floor_only"].append(o.access.id)
     out: list[dict[str, Any]] = []
@@ -219,6 +222,9 @@ def _step_up(
                 "adds": sorted(scopes - before),
                 "scopes": sorted(scopes | before),
                 "floor_only": plan["floor_only"],
+                # What a client granted the baseline holds that no access of the tier needs (GitHub's server
+                # advertises every scope a tool may need): known only when no access is known by its floor alone.
+                "beyond_need": sorted(set(plan["baseline"]) - plan["needed"]) if not plan["floor_only"] else None,
             }
         )
         before.update(scopes)
