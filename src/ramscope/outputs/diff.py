@@ -315,6 +315,8 @@ _TARGETS = {
     "google": "Google (the OAuth consent screen)",
     "slack": "Slack (the app manifest)",
     "github": "GitHub (the GitHub App's permissions)",
+    "hubspot": "HubSpot (the app's scopes in app-hsmeta.json)",
+    "atlassian": "Atlassian (the Forge manifest's or the OAuth 2.0 (3LO) app's scopes)",
     "mcp": "MCP authorization servers (the agent's scope allowlist)",
     "other": "other authorization servers (the agent's scope allowlist)",
 }
