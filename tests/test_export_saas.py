@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from ramscope.cli import main
-from ramscope.governance.export import NotExpressible, export_report
+from ramscope.governance.export import TARGET_FORMATS, NotExpressible, export_report
 from ramscope.governance.export.atlassian import product_of
 from ramscope.outputs.diff import admin_diff
 from tests.support.exportcards_saas import derive_saas
@@ -208,8 +208,31 @@ def test_admin_diff_names_hubspot_and_atlassian(reports: dict[str, dict[str, Any
     assert [x["scope"] for x in a["targets"]["hubspot"]["approve"]] == [
         "crm.objects.contacts.read", "crm.objects.deals.read", "tickets"
     ]  # fmt: skip
+    assert a["targets"]["hubspot"]["approve"][1]["action"] == (
+        "add crm.objects.deals.read to the app's conditionallyRequiredScopes (app-hsmeta.json)"
+    )
     back = admin_diff(reports["hubspot"], reports["atlassian"])
     assert back["targets"]["atlassian"]["where"].startswith("Atlassian")
+    page = next(x for x in back["targets"]["atlassian"]["approve"] if x["scope"] == "read:page:confluence")
+    assert "permissions.scopes" in page["action"]
+    assert "confluence API scopes" in page["action"]
+
+
+@pytest.mark.parametrize("fmt", TARGET_FORMATS)
+def test_both_cards_through_every_format_export_or_say_why(reports: dict[str, dict[str, Any]], fmt: str) -> None:
+    import yaml
+
+    done = []
+    for name, report in reports.items():
+        try:
+            out = export_report(report, fmt)
+        except NotExpressible:
+            continue
+        parsed = yaml.safe_load(out.text) if fmt in ("toolhive", "agentgateway") else json.loads(out.text)
+        assert isinstance(parsed, dict), (name, fmt)
+        done.append(name)
+    expected = {"hubspot-app": ["hubspot"], "atlassian-app": ["atlassian"], "allowlist": ["hubspot", "atlassian"]}
+    assert done == expected.get(fmt, [])
 
 
 def test_cli_exports_a_saved_report(
