@@ -96,3 +96,15 @@ def test_a_document_off_the_shape_fails(
     validator.validate(doc)
     break_it(doc)
     assert not validator.is_valid(doc)
+
+
+def test_every_field_the_schema_names_is_documented() -> None:
+    """A field added to export.schema.json without a word in docs/governance.md fails here, by name."""
+    doc = (ROOT / "docs" / "governance.md").read_text("utf-8")
+    intro = doc[doc.index("## Exports to where") : doc.index("### `entra-app`")]
+    missing = [k for k in SCHEMA["properties"] if f"`{k}`" not in intro]
+    for fmt in WRAPPED:
+        start = doc.index(f"### `{fmt}`")
+        section = doc[start : doc.find("\n### ", start + 1)]
+        missing += [f"{fmt}.{k}" for k in SCHEMA["$defs"][fmt]["properties"] if f"`{k}" not in section]
+    assert not missing
