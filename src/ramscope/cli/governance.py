@@ -202,6 +202,8 @@ TARGET_FORMATS = (
     "agentgateway",
     "allowlist",
     "oauth-client",
+    "hubspot-app",
+    "atlassian-app",
 )
 
 

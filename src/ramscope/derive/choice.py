@@ -529,14 +529,16 @@ class Choosing(RunState):
         return better
 
     def _note_permissions(self, cat: Catalog, candidates: Sequence[Alternative]) -> None:
-        """What the catalog says of each scope a tier may pick for this access (name, admin consent)."""
+        """What the catalog says of each scope a tier may pick for this access (name, admin consent).
+
+        Keyed by the grant (the atom: namespace and scope), not the scope string: Graph's delegated
+        Mail.Read needs no administrator, its application twin (another namespace) does."""
         for alt in candidates:
-            for t in alt.terms:
-                for scope in t.scopes:
-                    perm = cat.permission(t.scheme, scope)
-                    if perm is not None:
-                        info = self.scope_info.setdefault(scope, {"name": perm.short, "admin_consent": False})
-                        info["admin_consent"] = info["admin_consent"] or perm.admin_consent
+            for atom in alt.atoms:
+                perm = cat.permission(atom.scheme, atom.scope) if atom.is_scope else None
+                if perm is not None:
+                    info = self.scope_info.setdefault(atom, {"name": perm.short, "admin_consent": False})
+                    info["admin_consent"] = info["admin_consent"] or perm.admin_consent
 
     def _provider_least(
         self,

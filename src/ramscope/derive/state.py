@@ -27,6 +27,7 @@ from ..validate import check_spec_url
 from .policy import Policy
 from .privilege import (
     Alternative,
+    Atom,
     GrantSpace,
     SpecGrants,
 )
@@ -80,8 +81,8 @@ class RunState:
     footprints: dict[tuple[str, str], tuple[str, Report]]
     used_specs: set[tuple[str, SpecKind | None]]
     space: GrantSpace
-    #: scope -> what a catalog says of it beyond the spec: {"name": short name, "admin_consent": bool}
-    scope_info: dict[str, dict[str, Any]]
+    #: grant -> what a catalog says of it beyond the spec: {"name": short name, "admin_consent": bool}
+    scope_info: dict[Atom, dict[str, Any]]
 
     def _footprint(self, a: ResourceAccess, index: SpecIndex) -> dict[str, Any] | None:
         raise NotImplementedError

@@ -122,7 +122,7 @@ def _tier_permissions(
     atoms: frozenset[Atom],
     chosen: Mapping[str, Alternative],
     outcomes: Sequence[Outcome],
-    info: Mapping[str, Mapping[str, Any]],
+    info: Mapping[Atom, Mapping[str, Any]],
     *,
     space: GrantSpace | None = None,
     warned: set[tuple[str, str, str]] | None = None,
@@ -168,8 +168,8 @@ def _tier_permissions(
             "type": a.type.value,
             "description": described.get(a),
             "accesses": served[a],
-            "name": info.get(a.scope, {}).get("name") if a.is_scope else None,
-            "admin_consent": bool(info.get(a.scope, {}).get("admin_consent")) if a.is_scope else False,
+            "name": info.get(a, {}).get("name") if a.is_scope else None,
+            "admin_consent": bool(info.get(a, {}).get("admin_consent")) if a.is_scope else False,
         }
         # Only where there is one: most permissions have none.
         | ({"warning": " ".join(warnings[a])} if a in warnings else {})

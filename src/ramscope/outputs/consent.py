@@ -151,7 +151,9 @@ def _place_tier_permissions(report: Report, resources: dict[str, dict[str, Any]]
                 placed = True
                 mine = [a.id for a in served if a.resource == rid]
                 if perm["scope"] is not None:
-                    _merge(r["permissions"], perm["scope"], perm, ident, necessity, mine)
+                    # Per grant, not per scope string: Graph's delegated and application Mail.Read are two
+                    # permissions (two namespaces), and only the application one needs an administrator.
+                    _merge(r["permissions"], f"{perm['namespace']}\x00{perm['scope']}", perm, ident, necessity, mine)
                 else:
                     key = f"{perm['namespace']}\x00{perm['scheme']}\x00{perm['type']}"
                     _merge(r["credentials"], key, perm, ident, necessity, mine)

@@ -315,6 +315,8 @@ _TARGETS = {
     "google": "Google (the OAuth consent screen)",
     "slack": "Slack (the app manifest)",
     "github": "GitHub (the GitHub App's permissions)",
+    "hubspot": "HubSpot (the app's scopes in app-hsmeta.json)",
+    "atlassian": "Atlassian (the Forge manifest's or the OAuth 2.0 (3LO) app's scopes)",
     "mcp": "MCP authorization servers (the agent's scope allowlist)",
     "other": "other authorization servers (the agent's scope allowlist)",
 }
@@ -337,8 +339,10 @@ def admin_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]
     scope and authorization server); one the old card asked for only in an optional tier and the new
     one requires is said as such. An invalid old card approves nothing.
     """
+    from ..governance.export.atlassian import product_of  # noqa: PLC0415
     from ..governance.export.entra import needs_admin_consent  # noqa: PLC0415
     from ..governance.export.google import scope_class  # noqa: PLC0415
+    from ..governance.export.hubspot import SCOPE_LISTS  # noqa: PLC0415
     from ..governance.export.slack import is_bot_scope  # noqa: PLC0415
 
     d = diff_reports(old, new)
@@ -387,6 +391,14 @@ def admin_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]
             )
         elif p.provider == "github":
             entry["action"] = f"each installation's owner must accept the new permission {p.scope}"
+        elif p.provider == "hubspot":
+            entry["action"] = f"add {p.scope} to the app's {SCOPE_LISTS[p.tier]} (app-hsmeta.json)"
+        elif p.provider == "atlassian":
+            product = product_of(p.scope) or "its product's"
+            entry["action"] = (
+                f"add {p.scope} to the Forge manifest's permissions.scopes (then `forge install --upgrade` on each "
+                f"site), or to the OAuth 2.0 (3LO) app's {product} API scopes in the developer console"
+            )
         else:
             entry["action"] = f"allow {p.scope} for the agent at {entry['authorization_server']}"
         items.setdefault(p.provider, []).append(entry)

@@ -10,6 +10,8 @@ identity and provider), so what a tier asks for and what cannot be exported are 
 - ``toolhive``: ToolHive Cedar policies (:mod:`.toolhive`); ``agentgateway``: CEL rules (:mod:`.agentgateway`)
 - ``allowlist``: the per-agent scope allowlist for an identity provider (:mod:`.allowlist`)
 - ``oauth-client``: a client ID metadata document skeleton (:mod:`.oauth_client`)
+- ``hubspot-app``: a HubSpot app's ``auth`` scopes, required / conditionally required / optional (:mod:`.hubspot`)
+- ``atlassian-app``: a Forge app's ``permissions.scopes`` and a 3LO app's scopes per product (:mod:`.atlassian`)
 
 A format whose target the card does not use raises :class:`~._read.NotExpressible` (exit 2).
 """
@@ -37,6 +39,8 @@ TARGET_FORMATS = (
     "agentgateway",
     "allowlist",
     "oauth-client",
+    "hubspot-app",
+    "atlassian-app",
 )
 
 
@@ -112,4 +116,12 @@ def _dispatch(reading: Reading, fmt: str, report: Mapping[str, Any], ids: GraphI
         from .allowlist import export_allowlist  # noqa: PLC0415 (each format loads only its own module)
 
         return export_allowlist(reading, report)
+    if fmt == "hubspot-app":
+        from .hubspot import export_hubspot  # noqa: PLC0415 (each format loads only its own module)
+
+        return export_hubspot(reading)
+    if fmt == "atlassian-app":
+        from .atlassian import export_atlassian  # noqa: PLC0415 (each format loads only its own module)
+
+        return export_atlassian(reading)
     raise ValueError(f"unknown export format {fmt!r}")

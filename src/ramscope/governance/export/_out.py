@@ -21,6 +21,8 @@ FORMAT_OF_PROVIDER = {
     "google": "google-oauth",
     "slack": "slack-manifest",
     "github": "github-app",
+    "hubspot": "hubspot-app",
+    "atlassian": "atlassian-app",
     "mcp": "oauth-client",
     "other": "allowlist",
 }

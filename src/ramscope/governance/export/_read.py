@@ -38,6 +38,8 @@ PROVIDER_NAMES = {
     "google": "Google",
     "slack": "Slack",
     "github": "GitHub",
+    "hubspot": "HubSpot",
+    "atlassian": "Atlassian",
     "mcp": "an MCP server's authorization server",
     "other": "another authorization server",
 }
@@ -191,6 +193,12 @@ def provider_of(namespace: str, scheme: str, kinds: Sequence[str | None] = ()) -
         return "slack"
     if namespace == "https://github.com" or scheme.startswith("github-"):
         return "github"
+    # HubSpot's token endpoint (api.hubapi.com/oauth/v1/token, /oauth/2026-03/token) and its authorize
+    # page (app.hubspot.com, app-eu1.hubspot.com); Atlassian's one server for Jira, Confluence and the rest.
+    if host in {"api.hubapi.com", "hubspot.com"} or host.endswith(".hubspot.com"):
+        return "hubspot"
+    if host == "auth.atlassian.com":
+        return "atlassian"
     if kinds and all(k == "mcp" for k in kinds):
         return "mcp"
     return "other"

@@ -92,9 +92,9 @@ def export_entra(reading: Reading, refreshed: GraphIds | None = None) -> dict[st
 def needs_admin_consent(p: Permission) -> bool:
     """Microsoft's ``requiresAdminConsent`` of this scheme's permission, from the catalog.
 
-    Read per scheme here, not from the report's flag: the report keys a scope's catalog facts by the
-    scope alone, so a delegated permission whose application twin needs an administrator (Mail.Read)
-    is marked too.
+    Read per scheme here, not from the report's flag: a report saved before the flag was kept per
+    grant keyed catalog facts by the scope string alone, so a delegated permission whose application
+    twin needs an administrator (Mail.Read) is marked too there (``diff`` reads saved reports).
     """
     from ...providers import catalog  # noqa: PLC0415 (the catalog is decoded only for this format)
 
