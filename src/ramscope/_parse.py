@@ -260,7 +260,8 @@ def check_json_nodes(text: str | bytes, max_nodes: int, source: str) -> None:
     """Refuse a JSON document that would build more than ``max_nodes`` values and keys, before
     building any (``LimitError``). Counting is a few passes of ``count`` over the text; only a
     document over the bound is counted again without its strings (prose full of commas)."""
-    if json_nodes_at_most(text) <= max_nodes:
+    # Each mark is one character: a text shorter than half the bound cannot reach it, uncounted.
+    if 1 + 2 * len(text) <= max_nodes or json_nodes_at_most(text) <= max_nodes:
         return
     if isinstance(text, bytes):
         bare: str | bytes = _JSON_STRING_B.sub(b'""', text)
