@@ -158,8 +158,9 @@ class Alternative:
     def sort_key(self) -> tuple[int, tuple[tuple[str, str], ...]]:
         return len(self.atoms), tuple(sorted((a.namespace, a.scope) for a in self.atoms))
 
-    @property
+    @cached_property
     def scopes(self) -> list[str]:
+        # Asked for hundreds of times per alternative on a large card; callers read it, never change it.
         return sorted({a.scope for a in self.atoms if a.is_scope})
 
 

@@ -54,6 +54,7 @@ class CardRun(Resolution, Choosing, Footprints, Tiers):
         #: must not depend on which cards were derived before it.
         self.used_specs: set[tuple[str, SpecKind | None]] = set()
         self.scope_info: dict[Atom, dict[str, Any]] = {}
+        self.reach_caches = {}
 
     def run(self) -> Report:
         card_diags = validate(self.card)

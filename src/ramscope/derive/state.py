@@ -21,6 +21,7 @@ from ..outputs.report import (
     Report,
 )
 from ..providers.catalog import Catalog, CatalogEntry
+from ..providers.reach import Reach
 from ..specs.model import SpecIndex, SpecKind
 from ..store import spec_refs
 from ..validate import check_spec_url
@@ -83,6 +84,8 @@ class RunState:
     space: GrantSpace
     #: grant -> what a catalog says of it beyond the spec: {"name": short name, "admin_consent": bool}
     scope_info: dict[Atom, dict[str, Any]]
+    #: (id of the spec index, id of the catalog) -> (scheme, scope) -> the scope's reach class.
+    reach_caches: dict[tuple[int, int], dict[tuple[str, str], Reach]]
 
     def _footprint(self, a: ResourceAccess, index: SpecIndex) -> dict[str, Any] | None:
         raise NotImplementedError
