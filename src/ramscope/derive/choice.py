@@ -18,6 +18,7 @@ from ..outputs.report import (
     AccessRecord,
 )
 from ..providers.catalog import Catalog
+from ..providers.costs import costs_summary
 from ..providers.reach import (
     Principal,
     Reach,
@@ -33,6 +34,7 @@ from ..providers.universe import Universe
 from ..specs.model import FlowKind, OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from . import sources
 from .borrowing import described
+from .costing import alternative_costs, operation_cost
 from .policy import Pin
 from .privilege import (
     AMBIGUOUS,
@@ -94,6 +96,7 @@ class Choosing(RunState):
         return {
             "universes": [u.summary() for u in self.space.universes if not u.server.startswith("catalog:")],
             "catalogs": [catalogs[k] for k in sorted(catalogs)],
+            "costs": costs_summary(),
         }
 
     def _resolved(self, p: Pending) -> Outcome:
@@ -227,13 +230,18 @@ class Choosing(RunState):
                 "method": method,
                 "ambiguous": bool(choice.rivals),
                 "candidates": [_alt_label(r) for r, _ in choice.rivals],
-                "rivals": [_rival(r, m, choice.granted, ranked) for r, m in choice.rivals],
+                "rivals": [
+                    _rival(r, m, choice.granted, ranked) | {"costs": alternative_costs(r, a.identity_used.name)}
+                    for r, m in choice.rivals
+                ],
             }
             | (_reach_json(ranked, alt) if ranked is not None else {})
             | self._catalog_json(p, alt, grants),
             scope_servers={atom.scope: atom.namespace for atom in sorted(alt.atoms) if atom.is_scope},
             scope_names=_scope_names(p, alt),
             admin_consent=_admin_consent(p, alt),
+            costs=alternative_costs(alt, a.identity_used.name),
+            operation_cost=operation_cost(target),
         )
         return Outcome(a, key, record, grants, tuple(candidates), alt)
 

@@ -115,6 +115,12 @@ class AccessRecord:
     #: What the provider says of the access that is no permission (an administrator is needed, a
     #: retired scope, least privilege not expressible in the token), each with its source.
     provider_notes: list[dict[str, Any]] = field(default_factory=list)
+    #: Per chosen scope, the provider's class of it and what requesting it triggers
+    #: (``ramscope.providers.costs``); ``None`` when the access is incomplete.
+    costs: list[dict[str, Any]] | None = None
+    #: What calling the operation itself costs beyond its scopes (a Shopify field reading protected
+    #: customer data), or ``None``.
+    operation_cost: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -150,6 +156,8 @@ class AccessRecord:
             "admin_consent": list(self.admin_consent),
             "options": list(self.options),
             "provider_notes": list(self.provider_notes),
+            "costs": self.costs,
+            "operation_cost": dict(self.operation_cost) if self.operation_cost is not None else None,
         }
 
 
@@ -173,6 +181,9 @@ class IdentityTier:
     permissions: list[dict[str, Any]] = field(default_factory=list)
     #: False for an invalid card: what was derived from it may be less than it needs.
     card_valid: bool = True
+    #: The tier's costs summed: each trigger with the scopes and accesses causing it, and what is
+    #: unclassified (``ramscope.derive.costing.tier_costs``).
+    costs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -192,6 +203,7 @@ class IdentityTier:
             "combinations": self.combinations,
             "choices": self.choices,
             "permissions": self.permissions,
+            "costs": dict(self.costs) if self.costs else {"triggers": [], "unclassified": []},
         }
 
 
