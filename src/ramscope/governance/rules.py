@@ -104,6 +104,19 @@ KINDS: Mapping[str, tuple[str, Mapping[str, _Param]]] = {
         "No access needs a permission that only an administrator can grant.",
         {"on_unknown": _Param(str, default="warning", choices=(*SEVERITIES, "ignore"))},
     ),
+    "forbidden-costs": (
+        "No access may be granted a permission whose cost (the provider's class, or what requesting it "
+        "triggers: google-security-assessment, admin-consent, marketplace-ineligible ...) matches these globs.",
+        {"costs": _globs(required=True), "on_unknown": _Param(str, default="warning", choices=(*SEVERITIES, "ignore"))},
+    ),
+    "max-admin-consent": (
+        "A cumulative tier requests at most this many permissions an administrator must consent to.",
+        {
+            "max": _Param(int, required=True),
+            "tier": _Param(str, default="OPTIONAL", choices=_TIER_VALUES),
+            "identity": _Param(str, default="ANY", choices=_IDENTITY_VALUES),
+        },
+    ),
     "complete-derivation": (
         "Every access's permissions were determined (and every delegated agent's footprint), and the card is valid.",
         {},
