@@ -191,6 +191,13 @@ class Choosing(RunState):
             record = AccessRecord(**base, **record_kw, complete=False, reason=code, reason_message=message)
             return Outcome(a, key, record, grants, ())
         alt = choice.alternative
+        if ranked is not None and self.policy.available:
+            for s in alt.scopes:
+                r = ranked.classes.get(s)
+                opted = self.policy.slice_opted(a.id, p.resource.id, s)
+                if r is not None and r.slice and self.policy.made_available(s) and not opted:
+                    # The app is approved for the slice permission only: the access must stay inside it.
+                    effects.append({"effect": "available-slice", "scopes": [s], "condition": r.narrowing})
         if choice.rivals and ctx_diag is None:
             names = [_alt_label(alt)] + [_alt_label(r) for r, _ in choice.rivals]
             self.diags.append(
@@ -375,7 +382,9 @@ class Choosing(RunState):
             operation_id=p.found.entry.operation_id or p.found.entry.key,
             identity=a.identity_used,
             allow_admin=self.policy.allow_admin,
-            opted=lambda scope: self.policy.slice_opted(a.id, p.resource.id, scope),
+            opted=lambda scope: (
+                self.policy.slice_opted(a.id, p.resource.id, scope) or self.policy.made_available(scope)
+            ),
         )
         why = {alt.atoms: w for alt, w in ranked.set_aside}
         offered = {alt.atoms: rs for alt, rs in ranked.narrower}
@@ -742,6 +751,45 @@ class Choosing(RunState):
         effects.append({"effect": "pinned", "scopes": sorted(wanted), "declared": False, "reason": pin.reason or None})
         return Alternative(grants.atoms_of(terms), terms)
 
+    def _not_available(
+        self,
+        a: ResourceAccess,
+        p: Pending | None,
+        alternatives: list[Alternative],
+        effects: list[dict[str, Any]],
+    ) -> str:
+        """Why nothing the policy makes available does the access's job, naming the least permission
+        that would (ranked and chosen as if ``available`` said nothing) and what it costs."""
+        eligible = alternatives
+        if p is not None:
+            ranked = rank_by_reach(
+                alternatives,
+                self._reach_of(p),
+                operation_id=p.found.entry.operation_id or p.found.entry.key,
+                identity=a.identity_used,
+                allow_admin=self.policy.allow_admin,
+                opted=lambda scope: self.policy.slice_opted(a.id, p.resource.id, scope),
+            )
+            eligible = list(ranked.eligible) or alternatives
+        api = _api_of(self.space, p.found.entry) if p is not None else None
+        choice = choose_least_privilege(self.space, eligible, api=api)
+        needed = choice.alternative if choice is not None else alternatives[0]
+        costs = alternative_costs(needed, a.identity_used.name)
+        effects.append({"effect": "not-available", "needed": {"scopes": needed.scopes, "costs": costs}})
+        said = "; ".join(
+            f"{c['scope']} ({c['provider']}: {c['class']}"
+            + (f", triggers {', '.join(c['triggers'])}" if c.get("triggers") else "")
+            + ")"
+            if c.get("class")
+            else f"{c['scope']} (cost unclassified)"
+            for c in costs
+        )
+        return (
+            "nothing the policy makes available does this access's job; the least permission that would is "
+            + (said or _alt_label(needed))
+            + ": add it to the policy's available list (and have the app approved for it)"
+        )
+
     def _filter(
         self,
         a: ResourceAccess,
@@ -755,6 +803,7 @@ class Choosing(RunState):
         listed: list[dict[str, Any]] = []
         usable: list[Alternative] = []
         incompatible = excluded = 0
+        unavailable: list[Alternative] = []
         whys: list[str] = []
         for alt in alternatives:
             entry: dict[str, Any] = {
@@ -779,9 +828,18 @@ class Choosing(RunState):
                 excluded += 1
                 effects.append({"effect": "excluded", "scopes": alt.scopes, "rule": hit})
                 continue
+            if self.policy.available and not all(
+                self.policy.is_available(t.namespace, t.scope) for t in alt.atoms if t.is_scope
+            ):
+                # The app's client is not approved for it (policy ``available``): never a candidate.
+                entry["available"] = False
+                unavailable.append(alt)
+                continue
             usable.append(alt)
         if identity is IdentityType.IDENTITY_TYPE_UNSPECIFIED:
             return [], listed, ("identity-unspecified", "the access does not say whose identity it uses")
+        if not usable and unavailable:
+            return [], listed, ("not-available", self._not_available(a, pending, unavailable, effects))
         if not usable:
             if excluded and not incompatible:
                 return (
@@ -806,6 +864,8 @@ class Choosing(RunState):
                     + "".join(f"; {n}" for n in notes),
                 ),
             )
+        if unavailable:
+            effects.append({"effect": "not-available", "scopes": sorted({s for u in unavailable for s in u.scopes})})
         preferred = [alt for alt in usable if self.policy.preferred(alt.scopes)]
         if preferred and len(preferred) < len(usable):
             effects.append({"effect": "preferred", "scopes": sorted({s for p in preferred for s in p.scopes})})
