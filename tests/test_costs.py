@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import orjson
 import pytest
@@ -142,3 +143,47 @@ def test_parsers_read_both_markdown_layouts(build: ModuleType) -> None:
 def test_reports_and_reuse_keys_name_the_cost_snapshot() -> None:
     assert snapshot_versions()["costs"] == cost_table_version()
     assert cost_table_version().startswith("2026-12-02+")
+
+
+# --------------------------------------------------------------------------- cost after reach
+
+
+def _alt(*scopes: str) -> Any:
+    from ramscope.derive.privilege import Alternative, Atom
+
+    return Alternative(frozenset(Atom("https://accounts.google.com", AUTH + s) for s in scopes), ())
+
+
+def test_among_rivals_reach_cannot_order_the_cheaper_wins_and_the_pick_becomes_a_rival() -> None:
+    """drive.readonly (restricted) picked by |G|, spreadsheets.readonly (sensitive) an incomparable rival."""
+    from ramscope.derive.costing import cost_after_reach
+    from ramscope.derive.privilege import Choice
+
+    restricted, sensitive = _alt("drive.readonly"), _alt("spreadsheets.readonly")
+    choice, note = cost_after_reach(Choice(restricted, 0b0011, ((sensitive, 0b1100),)), None, "END_USER")
+    assert choice.alternative is sensitive
+    assert [r for r, _ in choice.rivals] == [restricted]
+    assert note is not None
+    assert note["over"] == [[AUTH + "drive.readonly"]]
+    assert "google-verification against google-security-assessment, google-verification" in note["why"]
+
+
+def test_a_cost_never_overrides_reach_nor_an_unknown_cost() -> None:
+    from ramscope.derive.costing import cost_after_reach
+    from ramscope.derive.privilege import Choice
+    from ramscope.derive.reach import Ranked
+    from ramscope.providers.reach import Level, Reach
+
+    restricted, sensitive = _alt("gmail.readonly"), _alt("gmail.send")
+    # A rival of another level (a write against a read) is no competitor, however cheap.
+    classes = {
+        AUTH + "gmail.readonly": Reach(AUTH + "gmail.readonly", Level.READ),
+        AUTH + "gmail.send": Reach(AUTH + "gmail.send", Level.WRITE),
+    }
+    ranked = Ranked((restricted, sensitive), classes=classes)
+    choice, note = cost_after_reach(Choice(restricted, 1, ((sensitive, 2),)), ranked, "END_USER")
+    assert (choice.alternative, note) == (restricted, None)
+    # An unclassified rival never wins on cost; an unclassified pick is never displaced.
+    unknown = _alt("cloud-platform")
+    assert cost_after_reach(Choice(restricted, 1, ((unknown, 2),)), None, "END_USER")[1] is None
+    assert cost_after_reach(Choice(unknown, 1, ((sensitive, 2),)), None, "END_USER")[1] is None

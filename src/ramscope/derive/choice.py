@@ -34,7 +34,7 @@ from ..providers.universe import Universe
 from ..specs.model import FlowKind, OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from . import sources
 from .borrowing import described
-from .costing import alternative_costs, operation_cost
+from .costing import alternative_costs, cost_after_reach, operation_cost
 from .policy import Pin
 from .privilege import (
     AMBIGUOUS,
@@ -180,6 +180,10 @@ class Choosing(RunState):
             if ctx_diag is not None:
                 self.diags.append((ctx_diag, None))
             record_kw["requirements_source"] = sources.pick_source(choice.alternative, entry, source)
+        cost_note: dict[str, Any] | None = None
+        if choice is not None and pin is None and ctx_diag is None:
+            # Reach first; among what reach cannot order, what the provider charges for it.
+            choice, cost_note = cost_after_reach(choice, ranked, a.identity_used.name)
         if choice is None:
             code, message = reason or ("no-compatible-alternative", "no usable alternative")
             self.diags.append(
@@ -207,8 +211,13 @@ class Choosing(RunState):
                         f"access {a.id!r}: the narrowest alternatives grant equal or incomparable sets of "
                         "operations across their authorization servers: "
                         + ", ".join(names)
-                        + f"; picked {names[0]} (smallest grant set, then scopes of the access's own API, "
-                        "then fewest scopes, then name)",
+                        + f"; picked {names[0]} "
+                        + (
+                            f"({cost_note['why']})"
+                            if cost_note
+                            else "(smallest grant set, then scopes of the access's own API, then fewest scopes, "
+                            "then name)"
+                        ),
                         data={"candidates": names},
                     ),
                     None,
@@ -237,6 +246,7 @@ class Choosing(RunState):
                 "method": method,
                 "ambiguous": bool(choice.rivals),
                 "candidates": [_alt_label(r) for r, _ in choice.rivals],
+                "cost_decided": cost_note,
                 "rivals": [
                     _rival(r, m, choice.granted, ranked) | {"costs": alternative_costs(r, a.identity_used.name)}
                     for r, m in choice.rivals

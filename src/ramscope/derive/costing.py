@@ -12,10 +12,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..providers.costs import TRIGGERS, Cost, cost_of, field_cost, provider_of
-from .privilege import Alternative, Atom
+from .privilege import Alternative, Atom, Choice
+from .reach import Ranked
 
 __all__ = [
     "alternative_costs",
+    "cost_after_reach",
     "cost_rank",
     "operation_cost",
     "scope_cost",
@@ -158,3 +160,50 @@ def tier_costs(
         for t, causes in sorted(by_trigger.items(), key=lambda kv: (-_WEIGHT.get(kv[0], 1), kv[0]))
     ]
     return {"triggers": triggers, "unclassified": unclassified}
+
+
+def _level(ranked: Ranked | None, alt: Alternative) -> tuple[str, ...]:
+    if ranked is None:
+        return ()
+    return tuple(sorted(str(ranked.classes[s].level) for s in alt.scopes if s in ranked.classes))
+
+
+def cost_after_reach(choice: Choice, ranked: Ranked | None, identity: str) -> tuple[Choice, dict[str, Any] | None]:
+    """Among the pick and its rivals (equal or incomparable grant sets: reach does not order them), the
+    one whose scopes trigger less wins, and the pick it displaced becomes a rival. A cost never
+    overrides reach: only rivals of the pick's own level compete, and an unclassified cost never
+    wins over a known one. Returns the choice and, when cost decided it, what the report says."""
+    if not choice.rivals:
+        return choice, None
+    level = _level(ranked, choice.alternative)
+    mine = cost_rank(alternative_costs(choice.alternative, identity))
+    if mine[1]:
+        # The pick's own cost is unknown: it may cost nothing, so nothing known can be said cheaper.
+        return choice, None
+    best: tuple[tuple[int, int], Alternative, int] | None = None
+    for alt, mask in choice.rivals:
+        if _level(ranked, alt) != level:
+            continue
+        rank = cost_rank(alternative_costs(alt, identity))
+        if rank[1] or rank >= mine:
+            continue
+        if best is None or rank < best[0]:
+            best = (rank, alt, mask)
+    if best is None:
+        return choice, None
+    _, alt, mask = best
+    rivals = ((choice.alternative, choice.granted), *((a, m) for a, m in choice.rivals if a.atoms != alt.atoms))
+    note = {
+        "picked": alt.scopes,
+        "over": [choice.alternative.scopes],
+        "why": "as narrow by reach, and its scopes trigger less: "
+        + _triggers_said(alternative_costs(alt, identity))
+        + " against "
+        + _triggers_said(alternative_costs(choice.alternative, identity)),
+    }
+    return Choice(alt, mask, rivals), note
+
+
+def _triggers_said(costs: Sequence[Mapping[str, Any]]) -> str:
+    triggers = sorted({t for c in costs for t in (c.get("triggers") or ())})
+    return ", ".join(triggers) if triggers else "nothing"
