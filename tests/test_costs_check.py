@@ -127,3 +127,26 @@ def test_travel_report_carries_the_tier_sum(tmp_path: Path) -> None:
     (t,) = doc["tiers"]["OPTIONAL"]["END_USER"]["costs"]["triggers"]
     assert t["trigger"] == "google-verification"
     assert t["message"].startswith("needs Google's sensitive-scope verification because of calendar.events (accesses ")
+
+
+def test_compare_rank_has_a_cost_column(report: Report, tmp_path: Path) -> None:
+    from ramscope.governance.compare import compare_reports, render_compare_text
+
+    gmail = copy.deepcopy(report.to_dict())
+    travel = derive_offline(TRAVEL, tmp_path / "c")
+    data = compare_reports([gmail, travel], rank=True)
+    by_name = {c["card"]["name"]: c for c in data["cards"]}
+    mine = by_name["costs agent"]["tiers"]["OPTIONAL"]["END_USER"]
+    assert mine["cost_triggers"] == ["google-security-assessment", "google-verification"]
+    assert by_name["costs agent"]["rank_key"]["costs"] == 2
+    assert by_name["Travel Reservation Agent"]["rank_key"]["costs"] == 1
+    assert "fewer cost triggers" in data["rank_rule"]
+    text = render_compare_text(data)
+    assert "costs" in text.splitlines()[3]
+    assert "google-security-assessment,google-verification" in text
+    # A report from before costs: unknown, shown as '?', never counted as free.
+    for t in gmail["tiers"].values():
+        t["END_USER"].pop("costs")
+    old = compare_reports([gmail], rank=True)["cards"][0]
+    assert old["tiers"]["OPTIONAL"]["END_USER"]["cost_triggers"] is None
+    assert old["rank_key"]["costs"] == 1

@@ -141,3 +141,25 @@ def test_the_report_validates_against_its_schema(report: Report) -> None:
     from ramscope.schema import load_schema
 
     jsonschema.Draft202012Validator(load_schema("report")).validate(report.to_dict())
+
+
+def test_the_consent_screen_carries_the_cost(report: Report) -> None:
+    from ramscope.outputs.consent import consent_data, render_markdown
+
+    data = consent_data(report)
+    perms = [p for r in data["resources"] for p in r["permissions"]]
+    mail = next(p for p in perms if p["scope"] == AUTH + "gmail.readonly")
+    assert mail["cost"]["class"] == "restricted"
+    md = render_markdown(data)
+    row = next(line for line in md.splitlines() if "gmail.readonly" in line and line.startswith("|"))
+    assert "Google classes it restricted" in row
+
+
+def test_the_text_tables_show_cost(report: Report) -> None:
+    from ramscope.outputs.text import render_report_text
+
+    text = render_report_text(report, width=250)
+    row = next(line for line in text.splitlines() if "read-mail" in line)
+    assert "restricted" in row
+    tier = next(line for line in text.splitlines() if line.startswith("│OPTIONAL"))
+    assert "google-security-assessment: gmail.readonly" in tier
