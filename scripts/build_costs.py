@@ -54,6 +54,11 @@ RESTRICTED_CONDITION = (
 )
 SLACK_PAGE = "https://api.slack.com/slack-marketplace/guidelines"
 SHOPIFY_PAGE = "https://shopify.dev/docs/apps/launch/protected-customer-data"
+HUBSPOT_PAGE = "https://developers.hubspot.com/docs/api-reference/latest/crm/properties/sensitive-data"
+HUBSPOT_CONDITION = (
+    "HubSpot's Ecosystem Quality team must allow the scope for an app distributed on the HubSpot Marketplace, "
+    "and a Super admin of an Enterprise account authorizes it (HubSpot's Sensitive Data page)"
+)
 
 _SCOPE = r"https://(?:www\.googleapis\.com/auth/[A-Za-z0-9._/-]+|mail\.google\.com/)"
 _ROW = re.compile(rf"^\|\s*`({_SCOPE})`\s*\|(.*)\|\s*$")
@@ -274,13 +279,51 @@ def build_shopify() -> dict[str, Any]:
     }
 
 
+_HUBSPOT_HEADING = re.compile(r"^###\s+(Sensitive|Highly sensitive) scopes\s*$", re.IGNORECASE)
+_HUBSPOT_ITEM = re.compile(r"^\*\s+`([a-z][a-z0-9_.]+)`")
+
+
+def build_hubspot() -> dict[str, Any]:
+    text = (VENDOR / "hubspot" / "sensitive-data.md").read_text(encoding="utf-8")
+    perms: dict[str, dict[str, Any]] = {}
+    section: str | None = None
+    for line in text.splitlines():
+        s = line.strip()
+        if h := _HUBSPOT_HEADING.match(s):
+            section = "highly-sensitive" if h.group(1).lower().startswith("highly") else "sensitive"
+            continue
+        if s.startswith("#"):
+            section = None
+            continue
+        if section and (m := _HUBSPOT_ITEM.match(s)):
+            perms[m.group(1)] = {
+                "class": section,
+                "triggers": ["review-required", "admin-consent"],
+                "source": HUBSPOT_PAGE,
+                "condition": HUBSPOT_CONDITION,
+                "basis": "page",
+            }
+    if len(perms) < 10:
+        raise BuildError("hubspot: the sensitive scope lists were not found")
+    return {
+        "server": "https://app.hubspot.com",
+        "pages": [{"file": "vendor/costs/hubspot/sensitive-data.md", "url": HUBSPOT_PAGE}],
+        "permissions": perms,
+    }
+
+
 def build() -> bytes:
     doc = {
         "format": 1,
         "kind": "costs",
         "version": VERSION,
         "note": "Compiled by scripts/build_costs.py from vendor/costs (SOURCES.md); read by ramscope.providers.costs.",
-        "providers": {"google": build_google(), "shopify": build_shopify(), "slack": build_slack()},
+        "providers": {
+            "google": build_google(),
+            "hubspot": build_hubspot(),
+            "shopify": build_shopify(),
+            "slack": build_slack(),
+        },
     }
     return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
 

@@ -187,3 +187,15 @@ def test_a_cost_never_overrides_reach_nor_an_unknown_cost() -> None:
     unknown = _alt("cloud-platform")
     assert cost_after_reach(Choice(restricted, 1, ((unknown, 2),)), None, "END_USER")[1] is None
     assert cost_after_reach(Choice(unknown, 1, ((sensitive, 2),)), None, "END_USER")[1] is None
+
+
+def test_hubspot_sensitive_and_highly_sensitive_scopes_need_review() -> None:
+    c = cost_of("https://api.hubapi.com/oauth/v1/token", "crm.objects.contacts.highly_sensitive.read")
+    assert c is not None
+    assert (c.provider, c.cls) == ("hubspot", "highly-sensitive")
+    assert c.triggers == ("review-required", "admin-consent")
+    s = cost_of("https://app.hubspot.com/oauth/authorize", "tickets.sensitive")
+    assert s is not None
+    assert s.cls == "sensitive"
+    # HubSpot's page classes only its sensitive scopes: the others are unclassified, not free.
+    assert cost_of("hubspot", "crm.objects.contacts.read") is None

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -63,6 +64,7 @@ PROVIDERS: Mapping[str, str] = {
     "microsoft-graph": MICROSOFT,
     "slack": "https://slack.com",
     "shopify": "https://shopify.com",
+    "hubspot": "https://app.hubspot.com",
 }
 
 
@@ -127,14 +129,28 @@ def costs_summary() -> dict[str, Any]:
     }
 
 
+#: Provider -> the authorization servers (canonical, by prefix) that grant its permissions: a spec
+#: names the token or authorization URL, and the report's namespace is its canonical form.
+_SERVERS: Mapping[str, tuple[str, ...]] = {
+    "slack": ("https://slack.com",),
+    "shopify": ("https://shopify.com",),
+    "hubspot": ("https://app.hubspot.com", "https://api.hubapi.com", "https://app-eu1.hubspot.com"),
+}
+#: Shopify's OAuth endpoints are each shop's own (``https://{shop}.myshopify.com/admin/oauth/...``).
+_SHOPIFY_SHOP = re.compile(r"^https://[a-z0-9][a-z0-9-]{0,62}\.myshopify\.com/admin/oauth(/|$)")
+
+
 def provider_of(server_or_provider: str) -> str | None:
     """The provider name for a provider name or (any spelling of) an authorization server URL."""
     if server_or_provider in PROVIDERS:
         return server_or_provider
     server = canonical_server(server_or_provider) if "://" in server_or_provider else server_or_provider
     for name, srv in PROVIDERS.items():
-        if server == srv or server.startswith(srv + "/"):
-            return name
+        for prefix in _SERVERS.get(name, (srv,)):
+            if server == prefix or server.startswith(prefix + "/"):
+                return name
+    if _SHOPIFY_SHOP.match(server):
+        return "shopify"
     return None
 
 
