@@ -163,3 +163,11 @@ def test_the_text_tables_show_cost(report: Report) -> None:
     assert "restricted" in row
     tier = next(line for line in text.splitlines() if line.startswith("│OPTIONAL"))
     assert "google-security-assessment: gmail.readonly" in tier
+
+
+def test_explain_access_says_what_the_permission_costs(report: Report) -> None:
+    from ramscope.service.explain import explain_accesses
+
+    out = explain_accesses(report.to_dict(), "read-mail")
+    (one,) = out["accesses"]
+    assert one["permission"]["costs"][0]["class"] == "restricted"
