@@ -150,3 +150,16 @@ def test_compare_rank_has_a_cost_column(report: Report, tmp_path: Path) -> None:
     old = compare_reports([gmail], rank=True)["cards"][0]
     assert old["tiers"]["OPTIONAL"]["END_USER"]["cost_triggers"] is None
     assert old["rank_key"]["costs"] == 1
+
+
+def test_top_level_shorthands_are_one_rule_each(report: Report) -> None:
+    """``forbidden-costs = [...]`` and ``max-admin-consent = N`` at the top of a rules file."""
+    rs = parse_rules({"forbidden-costs": ["google-security-assessment"], "max-admin-consent": 0})
+    assert [(r.id, r.kind, r.severity) for r in rs.rules] == [
+        ("forbidden-costs", "forbidden-costs", "error"),
+        ("max-admin-consent", "max-admin-consent", "error"),
+    ]
+    assert run(copy.deepcopy(report.to_dict()), rs).exit_code == 5
+    with pytest.raises(InputError) as info:
+        parse_rules({"forbidden-costs": "google-security-assessment"})
+    assert info.value.pointer == "/forbidden-costs/costs"

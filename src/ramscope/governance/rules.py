@@ -128,6 +128,10 @@ KINDS: Mapping[str, tuple[str, Mapping[str, _Param]]] = {
 }
 
 
+#: Top-level shorthands for the cost rules: key -> the rule kind's parameter its value is.
+_SHORTHANDS: Mapping[str, str] = {"forbidden-costs": "costs", "max-admin-consent": "max"}
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     id: str
@@ -262,21 +266,24 @@ def parse_rules(doc: Mapping[str, Any], *, source: str = "<rules>", base_dir: st
     def bad(where: str, what: str) -> InputError:
         return InputError(what, source=source, pointer=where)
 
-    unknown = sorted(set(doc) - {"version", "rule", "waiver"})
+    unknown = sorted(set(doc) - {"version", "rule", "waiver", *_SHORTHANDS})
     if unknown:
         raise bad(f"/{unknown[0]}", f"unknown key {unknown[0]!r}; expected 'version', 'rule' and 'waiver'")
     version = doc.get("version", 1)
     if version != 1:
         raise bad("/version", f"rules file version {version!r} is not supported; expected 1")
     raw_rules = doc.get("rule", [])
-    if not isinstance(raw_rules, list) or not raw_rules:
+    if not isinstance(raw_rules, list) or not (raw_rules or any(k in doc for k in _SHORTHANDS)):
         raise bad("/rule", "expected at least one [[rule]] table")
+    # ``forbidden-costs = [...]`` / ``max-admin-consent = N`` at the top: one rule of that kind each.
+    tables = [(f"/rule/{i}", raw) for i, raw in enumerate(raw_rules)]
+    tables += [(f"/{k}", {"kind": k, param: doc[k]}) for k, param in _SHORTHANDS.items() if k in doc]
     rules: list[Rule] = []
     seen: set[str] = set()
-    for i, raw in enumerate(raw_rules):
-        rule = _parse_rule(raw, f"/rule/{i}", bad)
+    for where, raw in tables:
+        rule = _parse_rule(raw, where, bad)
         if rule.id in seen:
-            raise bad(f"/rule/{i}/id", f"rule id {rule.id!r} is used twice; give each rule its own id")
+            raise bad(f"{where}/id", f"rule id {rule.id!r} is used twice; give each rule its own id")
         seen.add(rule.id)
         rules.append(rule)
     waivers: list[Waiver] = []
