@@ -135,3 +135,11 @@ def test_cli_exits_three_with_not_available(
     doc = json.loads(out)
     assert doc["accesses"][0]["reason"] == "not-available"
     assert "calendar.events (google: sensitive" in err
+
+
+def test_graph_permissions_may_be_listed_by_short_name() -> None:
+    p = policy_from_dict({"available": {"microsoft-graph": ["Mail.Read"]}})
+    assert p.is_available("https://login.microsoftonline.com", "https://graph.microsoft.com/Mail.Read")
+    assert not p.is_available("https://login.microsoftonline.com", "https://graph.microsoft.com/Mail.ReadWrite")
+    # Google's server is not named by this list: unconstrained.
+    assert p.is_available("https://accounts.google.com", AUTH + "drive")

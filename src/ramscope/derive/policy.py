@@ -115,11 +115,11 @@ class Policy:
         """May the app request ``scope`` of authorization server ``namespace``? True where the policy
         lists nothing for that server (``available`` constrains only the servers it names)."""
         lists = [globs for key, globs in self.available if _serves(key, namespace)]
-        return not lists or any(fnmatch.fnmatchcase(scope, g) for globs in lists for g in globs)
+        return not lists or any(_names(scope, g) for globs in lists for g in globs)
 
     def made_available(self, scope: str) -> bool:
         """Does ``available`` name ``scope`` itself (so a slice permission it lists counts as opted in)?"""
-        return any(fnmatch.fnmatchcase(scope, g) for _, globs in self.available for g in globs)
+        return any(_names(scope, g) for _, globs in self.available for g in globs)
 
     def slice_opted(self, access_id: str, resource_id: str, scope: str) -> bool:
         """Has the reviewer opted this access into the slice permission ``scope``?"""
@@ -356,6 +356,16 @@ def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str, 
                 pointer=f"/catalogs/resources/{rid}",
             )
     return tuple(sorted(resources.items())), accounts, github
+
+
+#: A Microsoft Graph permission may be listed by its short name (``Mail.Read``), as Entra shows it.
+_GRAPH = "https://graph.microsoft.com/"
+
+
+def _names(scope: str, glob: str) -> bool:
+    return fnmatch.fnmatchcase(scope, glob) or (
+        scope.startswith(_GRAPH) and fnmatch.fnmatchcase(scope.removeprefix(_GRAPH), glob)
+    )
 
 
 def _serves(key: str, namespace: str) -> bool:
