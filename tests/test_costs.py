@@ -199,3 +199,11 @@ def test_hubspot_sensitive_and_highly_sensitive_scopes_need_review() -> None:
     assert s.cls == "sensitive"
     # HubSpot's page classes only its sensitive scopes: the others are unclassified, not free.
     assert cost_of("hubspot", "crm.objects.contacts.read") is None
+
+
+def test_an_unclassified_google_scope_says_which_api_lacks_its_page() -> None:
+    from ramscope.providers.costs import unclassified_reason
+
+    why = unclassified_reason("google", AUTH + "chat.messages.readonly")
+    assert "of the chat API are classed" in why
+    assert unclassified_reason(None, "x") == "ramscope has no cost data for this provider"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..providers.costs import TRIGGERS, Cost, cost_of, field_cost, provider_of
+from ..providers.costs import TRIGGERS, Cost, cost_of, field_cost, provider_of, unclassified_reason
 from .privilege import Alternative, Atom, Choice
 from .reach import Ranked
 
@@ -62,16 +62,8 @@ def scope_cost(atom: Atom, identity: str) -> dict[str, Any]:
     if provider is not None:
         scheme = atom.scheme if provider == "microsoft-graph" and atom.scheme.startswith("microsoft-graph") else None
         cost = cost_of(atom.namespace, atom.scope, scheme=scheme, token=_token(atom, identity))
-        if cost is None and provider == "slack":
-            # Slack's rules name some scopes only; a scope they do not name is not classed by Slack.
-            return _unclassified(atom.scope, provider, "Slack's Marketplace guidelines do not name this scope")
     if cost is None:
-        why = (
-            f"no page of {provider} that ramscope read classes this permission"
-            if provider
-            else "ramscope has no cost data for this provider"
-        )
-        return _unclassified(atom.scope, provider, why)
+        return _unclassified(atom.scope, provider, unclassified_reason(provider, atom.scope))
     return {"scope": atom.scope} | cost.to_dict()
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "costs_summary",
     "field_cost",
     "provider_of",
+    "unclassified_reason",
 ]
 
 FORMAT = 1
@@ -196,6 +197,30 @@ def cost_of(
             cond = cond or f"on a {want} token"
         return _cost(name, permission, {**rule, "condition": cond})
     return None
+
+
+@cache
+def _google_unclassified() -> dict[str, str]:
+    apis = _table()["providers"].get("google", {}).get("apis", {})
+    return {scope: api for api, rec in apis.items() for scope in rec.get("unclassified", ())}
+
+
+def unclassified_reason(provider: str | None, permission: str) -> str:
+    """Why ``permission`` has no cost, in words a report can carry (per API for Google)."""
+    if provider is None:
+        return "ramscope has no cost data for this provider"
+    if provider == "google":
+        api = _google_unclassified().get(permission)
+        if api is not None:
+            apis = _table()["providers"]["google"]["apis"]
+            rec = apis.get(api, {})
+            return (
+                f"no Google page ramscope read classes it: {rec.get('classified', 0)} of the "
+                f"{rec.get('scopes', 0)} scopes of the {api} API are classed (vendor/costs/SOURCES.md)"
+            )
+    if provider == "slack":
+        return "Slack's Marketplace guidelines do not name this scope"
+    return f"no page of {provider} that ramscope read classes this permission"
 
 
 def field_cost(provider: str, field: str, required_access: str | None = None) -> Cost | None:
