@@ -207,3 +207,12 @@ def test_an_unclassified_google_scope_says_which_api_lacks_its_page() -> None:
     why = unclassified_reason("google", AUTH + "chat.messages.readonly")
     assert "of the chat API are classed" in why
     assert unclassified_reason(None, "x") == "ramscope has no cost data for this provider"
+
+
+def test_google_scope_class_is_the_exports_interface() -> None:
+    from ramscope.providers.costs import google_scope_class
+
+    assert google_scope_class(AUTH + "gmail.readonly") == "restricted"
+    assert google_scope_class(AUTH + "calendar.events") == "sensitive"
+    assert google_scope_class(AUTH + "drive.file") == "non-sensitive"
+    assert google_scope_class(AUTH + "cloud-platform") is None

@@ -44,6 +44,7 @@ __all__ = [
     "cost_table_version",
     "costs_summary",
     "field_cost",
+    "google_scope_class",
     "provider_of",
     "unclassified_reason",
 ]
@@ -197,6 +198,13 @@ def cost_of(
             cond = cond or f"on a {want} token"
         return _cost(name, permission, {**rule, "condition": cond})
     return None
+
+
+def google_scope_class(scope: str) -> str | None:
+    """Google's class of ``scope`` (``non-sensitive``, ``sensitive``, ``restricted``), or ``None`` when
+    no Google page ramscope read classes it (the export's consent-screen draft reads this)."""
+    c = cost_of("google", scope)
+    return c.cls if c is not None else None
 
 
 @cache
