@@ -51,6 +51,7 @@ import fnmatch
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .._parse import read_bytes
@@ -115,11 +116,11 @@ class Policy:
         """May the app request ``scope`` of authorization server ``namespace``? True where the policy
         lists nothing for that server (``available`` constrains only the servers it names)."""
         lists = [globs for key, globs in self.available if _serves(key, namespace)]
-        return not lists or any(_names(scope, g) for globs in lists for g in globs)
+        return not lists or any(_listed(scope, globs) for globs in lists)
 
     def made_available(self, scope: str) -> bool:
         """Does ``available`` name ``scope`` itself (so a slice permission it lists counts as opted in)?"""
-        return any(_names(scope, g) for _, globs in self.available for g in globs)
+        return any(_listed(scope, globs) for _, globs in self.available)
 
     def slice_opted(self, access_id: str, resource_id: str, scope: str) -> bool:
         """Has the reviewer opted this access into the slice permission ``scope``?"""
@@ -362,10 +363,18 @@ def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str, 
 _GRAPH = "https://graph.microsoft.com/"
 
 
-def _names(scope: str, glob: str) -> bool:
-    return fnmatch.fnmatchcase(scope, glob) or (
-        scope.startswith(_GRAPH) and fnmatch.fnmatchcase(scope.removeprefix(_GRAPH), glob)
-    )
+@lru_cache(maxsize=16)
+def _split(globs: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The plain names (a set lookup) and the patterns (fnmatch) of an ``available`` list: a file of
+    thousands of approved scopes costs a lookup per scope, not thousands of matches."""
+    patterns = tuple(g for g in globs if any(c in g for c in "*?["))
+    return frozenset(globs) - frozenset(patterns), patterns
+
+
+def _listed(scope: str, globs: tuple[str, ...]) -> bool:
+    names, patterns = _split(globs)
+    forms = (scope, scope.removeprefix(_GRAPH)) if scope.startswith(_GRAPH) else (scope,)
+    return any(f in names for f in forms) or any(fnmatch.fnmatchcase(f, g) for f in forms for g in patterns)
 
 
 def _serves(key: str, namespace: str) -> bool:
