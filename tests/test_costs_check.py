@@ -163,3 +163,21 @@ def test_top_level_shorthands_are_one_rule_each(report: Report) -> None:
     with pytest.raises(InputError) as info:
         parse_rules({"forbidden-costs": "google-security-assessment"})
     assert info.value.pointer == "/forbidden-costs/costs"
+
+
+def test_cli_forbidden_security_assessment_exits_five(
+    discovery_documents: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As a check would call it: a top-level forbidden-costs line, a card reading Gmail, exit 5."""
+    with LocalHTTPServer() as srv:
+        srv.route("/gmail.v1.json", body=(discovery_documents / "gmail.v1.json").read_bytes())
+        card = tmp_path / "mail.card.json"
+        card.write_text(json.dumps(google_card(srv, {"read-mail": ACCESSES["read-mail"]})))
+        rules_file = tmp_path / "rules.toml"
+        rules_file.write_text('forbidden-costs = ["google-security-assessment"]\n')
+        g = ["--allow-private-network", "--cache-dir", str(tmp_path / "c")]
+        code = main([*g, "check", "--rules", str(rules_file), str(card)])
+    out = capsys.readouterr().out
+    assert code == 5
+    assert "error[forbidden-costs]" in out
+    assert "gmail.readonly" in out
