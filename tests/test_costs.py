@@ -216,3 +216,13 @@ def test_google_scope_class_is_the_exports_interface() -> None:
     assert google_scope_class(AUTH + "calendar.events") == "sensitive"
     assert google_scope_class(AUTH + "drive.file") == "non-sensitive"
     assert google_scope_class(AUTH + "cloud-platform") is None
+
+
+def test_a_graph_permission_of_a_self_declared_scheme_is_read_by_identity() -> None:
+    """A Graph spec declaring its own scheme: an agent's Mail.Read is the application permission."""
+    from ramscope.derive.costing import scope_cost
+    from ramscope.derive.privilege import Atom
+
+    atom = Atom("https://login.microsoftonline.com", "https://graph.microsoft.com/Mail.Read", scheme="own")
+    assert scope_cost(atom, "AGENT")["class"] == "admin-consent"
+    assert scope_cost(atom, "END_USER")["class"] == "user-consent"

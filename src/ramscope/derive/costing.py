@@ -51,6 +51,15 @@ def _token(atom: Atom, identity: str) -> str | None:
     return {"END_USER": "user", "AGENT": "bot"}.get(identity)
 
 
+def _graph_scheme(atom: Atom, identity: str) -> str | None:
+    """The Graph catalog scheme a permission is held under: the catalog's own (its alternatives carry
+    it), else, for a spec declaring its own scheme, the application one for an agent (an app's own
+    credentials) and the delegated one's default order otherwise."""
+    if atom.scheme.startswith("microsoft-graph"):
+        return atom.scheme
+    return "microsoft-graph-application" if identity == "AGENT" else None
+
+
 def _short(scope: str) -> str:
     return scope.removeprefix("https://www.googleapis.com/auth/").removeprefix("https://graph.microsoft.com/")
 
@@ -60,8 +69,10 @@ def scope_cost(atom: Atom, identity: str) -> dict[str, Any]:
     provider = provider_of(atom.namespace)
     cost: Cost | None = None
     if provider is not None:
-        scheme = atom.scheme if provider == "microsoft-graph" and atom.scheme.startswith("microsoft-graph") else None
+        scheme = _graph_scheme(atom, identity) if provider == "microsoft-graph" else None
         cost = cost_of(atom.namespace, atom.scope, scheme=scheme, token=_token(atom, identity))
+        if cost is None and scheme is not None:
+            cost = cost_of(atom.namespace, atom.scope, token=_token(atom, identity))
     if cost is None:
         return _unclassified(atom.scope, provider, unclassified_reason(provider, atom.scope))
     return {"scope": atom.scope} | cost.to_dict()
