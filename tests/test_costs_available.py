@@ -143,3 +143,14 @@ def test_graph_permissions_may_be_listed_by_short_name() -> None:
     assert not p.is_available("https://login.microsoftonline.com", "https://graph.microsoft.com/Mail.ReadWrite")
     # Google's server is not named by this list: unconstrained.
     assert p.is_available("https://accounts.google.com", AUTH + "drive")
+
+
+def test_a_not_available_report_validates_against_its_schema(server: LocalHTTPServer, cache: Path) -> None:
+    import jsonschema
+
+    from ramscope.schema import load_schema
+
+    policy = policy_from_dict({"available": [AUTH + "calendar.events.readonly", AUTH + "drive.file"]})
+    report = derive(server, cache, {**INSERT, **CREATE}, policy)
+    jsonschema.Draft202012Validator(load_schema("report")).validate(report.to_dict())
+    assert [a.reason for a in report.accesses] == ["not-available", None]
