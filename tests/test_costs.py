@@ -226,3 +226,17 @@ def test_a_graph_permission_of_a_self_declared_scheme_is_read_by_identity() -> N
     atom = Atom("https://login.microsoftonline.com", "https://graph.microsoft.com/Mail.Read", scheme="own")
     assert scope_cost(atom, "AGENT")["class"] == "admin-consent"
     assert scope_cost(atom, "END_USER")["class"] == "user-consent"
+
+
+def test_every_provider_with_cost_data_has_a_sources_entry_and_every_snapshot_is_named() -> None:
+    sources = (VENDOR / "SOURCES.md").read_text("utf-8")
+    rows = [line for line in sources.splitlines() if line.startswith("| ") and not line.startswith("| ---")]
+    doc = orjson.loads((ROOT / "src/ramscope/providers/data/costs.json").read_bytes())
+    names = {"google": "Google", "slack": "Slack", "shopify": "Shopify", "hubspot": "HubSpot"}
+    for provider in [*doc["providers"], "microsoft-graph"]:
+        label = names.get(provider, "Microsoft Graph")
+        assert any(row.startswith(f"| {label} |") for row in rows), provider
+    for prov in doc["providers"].values():
+        for page in prov["pages"]:
+            assert (ROOT / page["file"]).is_file(), page["file"]
+            assert page["file"].removeprefix("vendor/costs/") in sources, page["file"]
