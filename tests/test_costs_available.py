@@ -154,3 +154,9 @@ def test_a_not_available_report_validates_against_its_schema(server: LocalHTTPSe
     report = derive(server, cache, {**INSERT, **CREATE}, policy)
     jsonschema.Draft202012Validator(load_schema("report")).validate(report.to_dict())
     assert [a.reason for a in report.accesses] == ["not-available", None]
+
+
+def test_an_empty_available_list_makes_every_scope_unavailable() -> None:
+    p = policy_from_dict({"available": []})
+    assert p.available == (("*", ()),)
+    assert not p.is_available("https://accounts.google.com", AUTH + "drive.file")
