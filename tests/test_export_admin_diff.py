@@ -98,7 +98,8 @@ def test_cli_admin_diff_google_and_gateway_exit_4(tmp_path: Path, capsys: pytest
     out = capsys.readouterr().out
     assert code == 4
     assert "Google (the OAuth consent screen)" in out
-    assert "add https://www.googleapis.com/auth/calendar.events to the consent screen (unclassified" in out
+    # Google's class from ramscope.providers.costs (calendar.events: sensitive, by the reviewed exception).
+    assert "add https://www.googleapis.com/auth/calendar.events to the consent screen (sensitive" in out
     assert "MCP gateways (ToolHive, agentgateway): permit the new tools" in out
     assert "lookup_weather on https://mapstools.googleapis.com/mcp" in out
     assert "issue the agent its credential mcp-api-key (apiKey)" in out

@@ -164,7 +164,8 @@ def test_google_consent_screen_and_verification_drafts(reports: dict[str, dict[s
     out = doc(reports, "travel", "google-oauth")
     assert out["consent_screen"] == {"scopes": [G + "calendar.events"]}
     (scope,) = out["scopes"]
-    assert scope["class"] == scope_class(G + "calendar.events") == "unclassified"
+    # Google's class from ramscope.providers.costs (calendar.events: sensitive, by the reviewed exception).
+    assert scope["class"] == scope_class(G + "calendar.events") == "sensitive"
     assert scope["tier"] == "OPTIONAL"
     assert scope["required"] is False
     (draft,) = out["verification"]

@@ -19,6 +19,7 @@ from ..outputs.report import (
 )
 from ..specs.model import SpecKind
 from .borrowing import scope_warnings
+from .costing import scope_cost, tier_costs
 from .privilege import (
     TOKEN_SCOPES,
     Alternative,
@@ -61,6 +62,10 @@ class Tiers(RunState):
                 sol = solve_tier(problems, below, space)
                 bases[ident] = sol.atoms
                 scopes = sorted({a.scope for a in sol.atoms if a.is_scope})
+                permissions = _tier_permissions(
+                    sol.atoms, sol.chosen, mine, self.scope_info, space=space, warned=warned, diags=self.diags,
+                    identity=ident,
+                )  # fmt: skip
                 per_identity[ident] = IdentityTier(
                     scopes=scopes,
                     credentials=_credentials(sol.atoms),
@@ -72,8 +77,10 @@ class Tiers(RunState):
                     method=sol.method,
                     combinations=sol.combinations,
                     choices=[self._tier_choice(o, sol.chosen.get(o.key), sol.atoms, below) for o in mine],
-                    permissions=_tier_permissions(
-                        sol.atoms, sol.chosen, mine, self.scope_info, space=space, warned=warned, diags=self.diags
+                    permissions=permissions,
+                    costs=tier_costs(
+                        permissions,
+                        [(o.access.id, o.record.operation_cost) for o in mine if o.record.operation_cost],
                     ),
                     step_up=_step_up(mine, sol.chosen, plans.setdefault(ident, {})),
                     token_scopes=_token_scopes(mine, sol.chosen),
@@ -127,6 +134,7 @@ def _tier_permissions(
     space: GrantSpace | None = None,
     warned: set[tuple[str, str, str]] | None = None,
     diags: list[tuple[Diagnostic, str | None]] | None = None,
+    identity: str = "END_USER",
 ) -> list[dict[str, Any]]:
     """Each atom of a tier's set with the provider's description and the accesses it serves: what a
     consent screen shows, which is not each access's own choice when one scope covers several.
@@ -170,6 +178,7 @@ def _tier_permissions(
             "accesses": served[a],
             "name": info.get(a, {}).get("name") if a.is_scope else None,
             "admin_consent": bool(info.get(a, {}).get("admin_consent")) if a.is_scope else False,
+            "cost": scope_cost(a, identity) if a.is_scope else None,
         }
         # Only where there is one: most permissions have none.
         | ({"warning": " ".join(warnings[a])} if a in warnings else {})

@@ -121,6 +121,12 @@ class AccessRecord:
     #: Scopes of the choice that are no permission over data (``offline_access``: token lifetime,
     #: ``openid``: sign-in), listed apart with why; never in ``scopes`` or the blast radius.
     token_scopes: list[dict[str, Any]] = field(default_factory=list)
+    #: Per chosen scope, the provider's class of it and what requesting it triggers
+    #: (``ramscope.providers.costs``); ``None`` when the access is incomplete.
+    costs: list[dict[str, Any]] | None = None
+    #: What calling the operation itself costs beyond its scopes (a Shopify field reading protected
+    #: customer data), or ``None``.
+    operation_cost: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -158,6 +164,8 @@ class AccessRecord:
             "provider_notes": list(self.provider_notes),
             "floor": dict(self.floor) if self.floor is not None else None,
             "token_scopes": list(self.token_scopes),
+            "costs": self.costs,
+            "operation_cost": dict(self.operation_cost) if self.operation_cost is not None else None,
         }
 
 
@@ -186,6 +194,9 @@ class IdentityTier:
     token_scopes: list[dict[str, Any]] = field(default_factory=list)
     #: False for an invalid card: what was derived from it may be less than it needs.
     card_valid: bool = True
+    #: The tier's costs summed: each trigger with the scopes and accesses causing it, and what is
+    #: unclassified (``ramscope.derive.costing.tier_costs``).
+    costs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -207,6 +218,7 @@ class IdentityTier:
             "permissions": self.permissions,
             "step_up": self.step_up,
             "token_scopes": self.token_scopes,
+            "costs": dict(self.costs) if self.costs else {"triggers": [], "unclassified": []},
         }
 
 
