@@ -50,6 +50,7 @@ __all__ = [
     "CARD_LIMITS",
     "Limits",
     "ParsedDocument",
+    "check_depth",
     "check_json_nodes",
     "json_nodes_at_most",
     "parse_bytes",
@@ -162,6 +163,10 @@ def parse_bytes(
         if fmt == "json":
             try:
                 return _parse_json(text, source, limits)
+            except LimitError:
+                # Past a bound as JSON is past it as YAML too: YAML must not be the way around it
+                # (a card nested 70 deep was read as YAML flow style, with no depth bound).
+                raise
             except InputError:
                 # YAML flow style also starts with "{": give YAML a chance, but if it
                 # fails too, the JSON error is the one that explains the file.
@@ -221,7 +226,7 @@ def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
     # Nesting cannot be deeper than the brackets opened: most cards open fewer than the limit
     # allows, and counting them (in C) spares the walk.
     if text.count("{") + text.count("[") > limits.max_depth:
-        _check_depth(value, limits.max_depth, source)
+        check_depth(value, limits.max_depth, source)
     return ParsedDocument(value=value, format="json", source=source, text=text)
 
 
@@ -311,7 +316,8 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def _check_depth(value: Any, max_depth: int, source: str) -> None:
+def check_depth(value: Any, max_depth: int, source: str) -> None:
+    """Raise :class:`LimitError` if ``value`` nests deeper than ``max_depth`` (an iterative walk)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         v, d = stack.pop()
@@ -416,6 +422,8 @@ def _parse_yaml_libyaml(text: str, source: str, limits: Limits) -> ParsedDocumen
     finally:
         loader.dispose()
     value = _jsonify(value)
+    # The same nesting bound as JSON (libyaml's own is far deeper).
+    check_depth(value, limits.max_depth, source)
     return ParsedDocument(value=value, format="yaml", source=source, text=text, _positions=positions)
 
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import orjson
 
-from .._parse import Limits, parse_bytes
+from .._parse import Limits, check_depth, parse_bytes
 from ..card import Card, load_card
 from ..derive import Engine
 from ..documents import SpecKind
@@ -166,7 +166,9 @@ def load_input_card(engine: Engine, src: CardSource, limits: ServiceLimits) -> C
             # Parsed here, not by the caller, so the report's diagnostics carry line and column.
             return load_card(src.data, name=src.label, limits=limits.card_limits())
         if src.doc is not None:
-            # Already parsed (an MCP argument, a part of a diff or check body): bounded all the same.
+            # Already parsed (an MCP argument, a part of a diff or check body): bounded all the same,
+            # depth first (the encoder below would recurse into it).
+            check_depth(src.doc, limits.max_depth, src.label)
             try:
                 size = len(orjson.dumps(src.doc))
             except TypeError as exc:
