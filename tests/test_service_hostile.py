@@ -12,8 +12,10 @@ import httpx
 import orjson
 import pytest
 
+from ramscope.card import load_card
 from ramscope.config import Settings
-from ramscope.service import CardSource, Refusal, Service
+from ramscope.derive.policy import load_policy
+from ramscope.service import CardSource, PolicyCards, Refusal, Service
 from ramscope.service.http import create_app
 from ramscope.service.operations import derive, validate
 from tests.support.asgi import ASGIServer
@@ -21,6 +23,8 @@ from tests.support.asgi import ASGIServer
 ROOT = Path(__file__).resolve().parent.parent
 CARD = ROOT / "examples" / "travel-agent.card.json"
 CASSETTE = ROOT / "cassettes" / "travel-agent.yaml"
+POLICY = ROOT / "examples" / "travel-agent.policy.toml"
+HOLIDAYS = "fetch-holidays-for-destination-country"
 JSON = {"content-type": "application/json"}
 
 
@@ -68,3 +72,70 @@ def test_the_http_api_refuses_a_deep_card_with_413(plain: Service) -> None:
         r = client.post("/v1/validate", content=_nested(100), headers=JSON)
         assert r.status_code == 413
         assert "deeper than 64 levels" in r.json()["error"]["message"]
+
+
+# --------------------------------------------------------------------------- 1: whose cards a policy is for
+
+
+@pytest.fixture(scope="module")
+def with_policy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The example policy (OpenHolidays needs no authorization: a pin), for the example card only."""
+    settings = Settings(cache_dir=tmp_path_factory.mktemp("cache"), offline=True, cassette=CASSETTE)
+    service = Service(settings, load_policy(POLICY), policy_cards=PolicyCards.of_cards([load_card(CARD)]))
+    yield service
+    service.close()
+
+
+def _stranger() -> dict[str, Any]:
+    """Another agent's card that names its holidays access and operation exactly as the example does."""
+    card = _card()
+    card["name"] = "Someone Else's Agent"
+    card["description"] = "not the card the operator named"
+    return card
+
+
+def _holidays(report: dict[str, Any]) -> dict[str, Any]:
+    return next(a for a in report["accesses"] if a["id"] == HOLIDAYS)
+
+
+def test_the_policy_serves_the_card_the_operator_named(with_policy: Service) -> None:
+    """The operator's own card gets the policy: its bytes, or the same card re-encoded (an MCP argument)."""
+    for src in (CardSource(data=CARD.read_bytes()), CardSource(doc=_card())):
+        a = with_policy.pool.call(lambda e, u, s=src: derive(e, u, s, with_policy.limits))  # type: ignore[misc]
+        report = orjson.loads(a.body)
+        assert a.exit_code == 0
+        assert report["complete"] is True
+        assert _holidays(report)["requirements_source"] == "policy"
+        assert report["policy"]["pins"]
+
+
+def test_a_strangers_card_with_the_same_ids_does_not_get_the_policy(with_policy: Service) -> None:
+    """Before: the stranger's card got the operator's "no authorization needed" pin by naming its access like
+    the example's: complete, exit 0. Now it is derived without the policy: undetermined, exit 3."""
+    a = with_policy.pool.call(lambda e, u: derive(e, u, CardSource(doc=_stranger()), with_policy.limits))
+    report = orjson.loads(a.body)
+    assert a.exit_code == 3
+    assert report["complete"] is False
+    assert _holidays(report)["requirements_source"] != "policy"
+    assert not _holidays(report)["policy"]
+    assert not report["policy"] or not report["policy"]["pins"]
+
+
+def test_a_service_policy_needs_the_cards_it_is_for(tmp_path: Path) -> None:
+    settings = Settings(cache_dir=tmp_path / "cache", offline=True)
+    with pytest.raises(ValueError, match="only to the cards the operator names"):
+        Service(settings, load_policy(POLICY))
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_the_commands_refuse_a_policy_without_the_cards_it_is_for(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ramscope.cli import main
+
+    assert main(["--policy", str(POLICY), command]) == 2
+    assert "--policy applies only to the cards you name: add --policy-card CARD" in capsys.readouterr().err
+    assert main([command, "--policy-card", str(CARD)]) == 2
+    assert "give --policy FILE too" in capsys.readouterr().err
+    assert main(["--policy", str(POLICY), command, "--policy-card", "sha256:12"]) == 2
+    assert "64 hex digits" in capsys.readouterr().err

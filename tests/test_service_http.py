@@ -17,7 +17,7 @@ import pytest
 from ramscope.config import Settings
 from ramscope.derive.policy import load_policy
 from ramscope.errors import InputError
-from ramscope.service import Service, ServiceLimits
+from ramscope.service import PolicyCards, Service, ServiceLimits
 from ramscope.service.http import check_bind, create_app, read_token
 from ramscope.service.openapi import openapi_document
 from tests.support.asgi import ASGIServer
@@ -37,10 +37,19 @@ TOKEN = "s3cret-token-0123456789abcdef"
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     """The API over the example's settings (offline, the cassette, the example policy), on loopback."""
     settings = Settings(cache_dir=tmp_path_factory.mktemp("cache"), offline=True, cassette=CASSETTE)
-    service = Service(settings, load_policy(POLICY), limits=ServiceLimits(max_body_bytes=64 * 1024))
+    service = Service(
+        settings, load_policy(POLICY), policy_cards=_example(), limits=ServiceLimits(max_body_bytes=64 * 1024)
+    )
     with ASGIServer(lambda _: create_app(service)) as srv, httpx.Client(base_url=srv.base_url, timeout=60) as client:
         yield client
     service.close()
+
+
+def _example() -> PolicyCards:
+    """The example policy is for the example card."""
+    from ramscope.card import load_card
+
+    return PolicyCards.of_cards([load_card(CARD)])
 
 
 def _card() -> dict[str, Any]:
@@ -328,7 +337,8 @@ def test_a_weak_or_missing_token_file_is_refused(tmp_path: Path) -> None:
 
 def test_a_token_is_required_when_given(tmp_path: Path) -> None:
     """With a token every endpoint but health and the document wants it: 401 with a Bearer challenge."""
-    service = Service(Settings(cache_dir=tmp_path / "cache", offline=True, cassette=CASSETTE), load_policy(POLICY))
+    settings = Settings(cache_dir=tmp_path / "cache", offline=True, cassette=CASSETTE)
+    service = Service(settings, load_policy(POLICY), policy_cards=_example())
     app = create_app(service, token=TOKEN.encode(), loopback=False)
     with ASGIServer(lambda _: app) as srv, httpx.Client(base_url=srv.base_url, timeout=60) as client:
         missing = _post(client, "/v1/derive")
@@ -465,7 +475,7 @@ def test_serve_prints_its_url_first_and_answers(tmp_path: Path) -> None:
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "ramscope", "--offline", "--cassette", str(CASSETTE), "--policy", str(POLICY)]
-    cmd += ["--cache-dir", str(tmp_path / "cache"), "serve", "--port", "0"]
+    cmd += ["--cache-dir", str(tmp_path / "cache"), "serve", "--policy-card", str(CARD), "--port", "0"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

@@ -15,7 +15,7 @@ from ..derive import Engine
 from ..derive.policy import Policy
 from ..errors import RamscopeError
 from .operations import Answer, Refusal, ServiceLimits, refusal_of
-from .pool import Busy, DeadlineExceeded, EnginePool, Usage
+from .pool import Busy, DeadlineExceeded, EnginePool, PolicyCards, Usage
 
 __all__ = ["Operation", "Service"]
 
@@ -30,6 +30,7 @@ class Service:
         settings: Settings,
         policy: Policy | None = None,
         *,
+        policy_cards: PolicyCards | None = None,
         limits: ServiceLimits | None = None,
         workers: int = 4,
         refresh_after: float | None = None,
@@ -39,11 +40,21 @@ class Service:
             raise ValueError("the service cannot record a cassette; record with the CLI")
         # No progress bars: derivations run in worker threads, for clients far from this terminal.
         self.settings = settings = dataclasses.replace(settings, progress=False)
+        if policy is not None and not (policy_cards and policy_cards.digests):
+            # A policy's pins match the ids a card chooses for itself: applied to every posted card,
+            # a stranger's card could name its accesses like the operator's and be served the
+            # operator's assertions ("no authorization needed"). Issue 30.
+            raise ValueError(
+                "a service's policy applies only to the cards the operator names: give policy_cards "
+                "(`--policy-card CARD` on the command line)"
+            )
         self.policy = policy or Policy()
+        self.policy_cards = policy_cards or PolicyCards()
         self.limits = limits or ServiceLimits()
         self.pool = EnginePool(
             settings,
             self.policy,
+            policy_cards=self.policy_cards,
             workers=workers,
             # Cached specs are refetched when their freshness ends; a run of the CLI reads each once.
             refresh_after=refresh_after if refresh_after is not None else min(settings.cache_ttl, 3600.0),

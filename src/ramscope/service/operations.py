@@ -183,7 +183,9 @@ def load_input_card(engine: Engine, src: CardSource, limits: ServiceLimits) -> C
 
 def _report_doc(engine: Engine, src: CardSource, limits: ServiceLimits, usage: Usage) -> tuple[Report, Card]:
     card = load_input_card(engine, src, limits)
-    report = engine.derive(card)
+    # The operator's policy only for the cards the operator named (the pool knows which).
+    deriving = usage.engine_for(card) if usage.engine_for is not None else engine
+    report = deriving.derive(card)
     _note(report, usage)
     return report, card
 

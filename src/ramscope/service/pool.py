@@ -22,21 +22,61 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import orjson
+
+from ..card import Card
 from ..config import Settings
 from ..derive import Engine
 from ..derive.policy import Policy
 from ..store import SpecStore
 
-__all__ = ["Busy", "DeadlineExceeded", "EnginePool", "Usage"]
+__all__ = ["Busy", "DeadlineExceeded", "EnginePool", "PolicyCards", "Usage"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyCards:
+    """The cards the operator's policy is for, by digest.
+
+    A policy's pins name accesses and operations by the ids a card gives them, and a card posted by
+    a stranger chooses its own ids: matched by id alone, the operator's "no authorization needed"
+    for their own public-holidays call served any card that named an operation the same way. So the
+    policy applies only to cards the operator named when starting the server, by content: the
+    sha256 of the card's bytes (``card.sha256`` of a report), or of its canonical JSON (keys sorted,
+    no whitespace), so the same card posted re-encoded (an MCP argument) is still known.
+    """
+
+    digests: frozenset[str] = frozenset()
+
+    @staticmethod
+    def canonical_digest(document: Mapping[str, Any]) -> str:
+        return hashlib.sha256(orjson.dumps(dict(document), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+    @classmethod
+    def of_cards(cls, cards: Iterable[Card], digests: Iterable[str] = ()) -> PolicyCards:
+        found = {d.lower() for d in digests}
+        for card in cards:
+            found |= {card.sha256, cls.canonical_digest(card.document)}
+        return cls(frozenset(found))
+
+    def names(self, card: Card) -> bool:
+        if not self.digests:
+            return False
+        if card.sha256 in self.digests:
+            return True
+        try:
+            return self.canonical_digest(card.document) in self.digests
+        except TypeError:  # not JSON-encodable (an integer past 64 bits): not one the operator named
+            return False
 
 
 class DeadlineExceeded(Exception):
@@ -53,6 +93,9 @@ class Usage:
 
     spec_urls: set[str] = field(default_factory=set)
     failed: bool = False
+    #: The engine to derive ``card`` on (set by the pool): the one with the operator's policy for a
+    #: card the operator named, else the plain one (see :meth:`EnginePool.engine_for`).
+    engine_for: Callable[[Card], Engine] | None = None
 
 
 class _Generation:
@@ -60,7 +103,8 @@ class _Generation:
 
     def __init__(self, settings: Settings, born: float) -> None:
         self.store = SpecStore(settings)
-        self.idle: list[Engine] = []
+        #: Idle engines, by whether they carry the operator's policy.
+        self.idle: dict[bool, list[Engine]] = {False: [], True: []}
         self.engines = 0
         self.active = 0
         self.born = born
@@ -69,9 +113,10 @@ class _Generation:
         self.retired = False
 
     def close(self) -> None:
-        for engine in self.idle:
-            engine.close()  # does not close the shared store (the engine does not own it)
-        self.idle.clear()
+        for engines in self.idle.values():
+            for engine in engines:
+                engine.close()  # does not close the shared store (the engine does not own it)
+            engines.clear()
         self.store.close()
 
 
@@ -83,6 +128,7 @@ class EnginePool:
         settings: Settings,
         policy: Policy,
         *,
+        policy_cards: PolicyCards | None = None,
         workers: int = 4,
         refresh_after: float = 3600.0,
         max_specs: int = 512,
@@ -93,6 +139,7 @@ class EnginePool:
             raise ValueError("workers must be >= 1")
         self.settings = settings
         self.policy = policy
+        self.policy_cards = policy_cards or PolicyCards()
         self.workers = workers
         self.refresh_after = refresh_after
         self.max_specs = max_specs
@@ -118,14 +165,19 @@ class EnginePool:
             if self._stale(gen):
                 self._retire(gen)
                 gen = self._gen = _Generation(self.settings, self._clock())
+        return gen, self._borrow(gen, policied=False)
+
+    def _borrow(self, gen: _Generation, *, policied: bool) -> Engine:
+        with self._lock:
             gen.active += 1
-            if gen.idle:
-                return gen, gen.idle.pop()
+            idle = gen.idle[policied]
+            if idle:
+                return idle.pop()
             gen.engines += 1
         # Built outside the lock: an engine is cheap, but not free, and others may be waiting.
-        return gen, Engine(self.settings, policy=self.policy, store=gen.store)
+        return Engine(self.settings, policy=self.policy if policied else Policy(), store=gen.store)
 
-    def _give(self, gen: _Generation, engine: Engine, usage: Usage) -> None:
+    def _give(self, gen: _Generation, engine: Engine, usage: Usage, *, policied: bool = False) -> None:
         close_gen = False
         with self._lock:
             gen.active -= 1
@@ -135,7 +187,7 @@ class EnginePool:
                 engine.close()
                 close_gen = gen.active == 0
             else:
-                gen.idle.append(engine)
+                gen.idle[policied].append(engine)
         if close_gen:
             gen.close()
 
@@ -159,9 +211,21 @@ class EnginePool:
         """``work(engine, usage)`` in the calling thread, on a borrowed engine (tests, the bench)."""
         gen, engine = self._take()
         usage = Usage()
+        policied: list[Engine] = []
+
+        def engine_for(card: Card) -> Engine:
+            if not self.policy_cards.names(card):
+                return engine
+            if not policied:
+                policied.append(self._borrow(gen, policied=True))
+            return policied[0]
+
+        usage.engine_for = engine_for
         try:
             return work(engine, usage)
         finally:
+            for extra in policied:
+                self._give(gen, extra, Usage(), policied=True)
             self._give(gen, engine, usage)
 
     async def run(self, work: Callable[[Engine, Usage], T], *, deadline: float) -> T:
