@@ -182,11 +182,16 @@ def test_diff_finds_new_permissions(api: httpx.Client) -> None:
     assert (same.status_code, same.headers["x-ramscope-exit-code"]) == (200, "0")
 
 
-def test_diff_takes_a_saved_report(api: httpx.Client) -> None:
-    """Either side of a diff may be a saved report, as on the CLI."""
+def test_diff_and_check_refuse_a_saved_report(api: httpx.Client) -> None:
+    """A saved report is a claim about a card the service cannot read to verify it (issue 30: a forged
+    report, scopes removed, gave diff 0 where the card gives 4): refused, 400, on either side."""
     saved = _post(api, "/v1/derive").json()
-    r = _post(api, "/v1/diff", {"old": saved, "new": _card()})
-    assert (r.status_code, r.headers["x-ramscope-exit-code"]) == (200, "0")
+    for body in ({"old": saved, "new": _card()}, {"old": _card(), "new": saved}):
+        r = _post(api, "/v1/diff", body)
+        assert (r.status_code, r.json()["error"]["code"]) == (400, "saved-report-refused")
+    r = _post(api, "/v1/check", {"card": saved, "rules": {"rule": [{"kind": "complete-derivation"}]}})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "saved-report-refused")
+    assert "post the card itself" in r.json()["error"]["message"]
 
 
 def test_health(api: httpx.Client) -> None:

@@ -146,7 +146,11 @@ def openapi_document() -> dict[str, Any]:
                                     "required": ["card", "rules"],
                                     "additionalProperties": False,
                                     "properties": {
-                                        "card": {**_ANY_OBJECT, "description": "A card, or a saved report."},
+                                        "card": {
+                                            **_ANY_OBJECT,
+                                            "description": "A card (a saved report is refused: the service "
+                                            "cannot verify it against its card).",
+                                        },
                                         "rules": {
                                             "description": "The rules (docs/rules.md): TOML, or its tables as JSON.",
                                             "oneOf": [{"type": "string"}, _ANY_OBJECT],
@@ -166,7 +170,7 @@ def openapi_document() -> dict[str, Any]:
             "/v1/diff": {
                 "post": {
                     "operationId": "diff",
-                    "summary": "Permissions added or removed between two cards or saved reports (`ramscope diff`).",
+                    "summary": "Permissions added or removed between two cards (`ramscope diff`; no saved reports).",
                     "requestBody": {
                         "required": True,
                         "content": {

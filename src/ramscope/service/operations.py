@@ -279,19 +279,24 @@ def validate(engine: Engine, usage: Usage, src: CardSource, limits: ServiceLimit
 
 
 def _side(engine: Engine, doc: Any, label: str, limits: ServiceLimits, usage: Usage) -> dict[str, Any]:
-    """A card (derived) or a saved report (checked), as ``diff`` and ``check`` take either."""
-    from ..outputs.diff import check_report_shape  # noqa: PLC0415
-
+    """A card, derived (``diff`` and ``check`` judge what the card derives, never a report's claim)."""
     if not isinstance(doc, dict):
-        raise Refusal(400, "bad-input", f"{label} must be a JSON object (a card or a saved report)")
-    if doc.get("report_version") is not None and "tiers" in doc:
-        try:
-            check_report_shape(doc, source=label)
-        except InputError as exc:
-            raise refusal_of(exc) from None
-        return doc
+        raise Refusal(400, "bad-input", f"{label} must be a JSON object (a card)")
+    _no_saved_report(doc, label)
     report, _ = _report_doc(engine, CardSource(doc=doc, label=label), limits, usage)
     return report.to_dict()
+
+
+def _no_saved_report(doc: Mapping[str, Any], label: str) -> None:
+    """A saved report is a claim about a card, verified on the CLI against the card beside it; the
+    service reads no card file, so it cannot verify one (issue 30: a forged report, its scopes
+    removed, was judged as it claimed)."""
+    if doc.get("report_version") is not None and "tiers" in doc:
+        raise Refusal(
+            400,
+            "saved-report-refused",
+            f"{label} is a saved report, which the service cannot verify against its card: post the card itself",
+        )
 
 
 def diff(engine: Engine, usage: Usage, body: Mapping[str, Any], limits: ServiceLimits) -> Answer:
@@ -336,12 +341,10 @@ def check(engine: Engine, usage: Usage, body: Mapping[str, Any], limits: Service
         raise refusal_of(exc) from None
     card_doc = body["card"]
     if not isinstance(card_doc, dict):
-        raise Refusal(400, "bad-input", "card must be a JSON object (a card or a saved report)")
-    if card_doc.get("report_version") is not None and "tiers" in card_doc:
-        report, locator = _side(engine, card_doc, "card", limits, usage), Locator()
-    else:
-        derived, card = _report_doc(engine, CardSource(doc=card_doc, label="card"), limits, usage)
-        report, locator = derived.to_dict(), Locator.for_card(card)
+        raise Refusal(400, "bad-input", "card must be a JSON object (a card)")
+    _no_saved_report(card_doc, "card")
+    derived, card = _report_doc(engine, CardSource(doc=card_doc, label="card"), limits, usage)
+    report, locator = derived.to_dict(), Locator.for_card(card)
     result = check_report(report, rules, locator)
     doc = results_json([result], rules)
     return _json_answer(doc, int(doc["exit_code"]))
