@@ -139,3 +139,42 @@ def test_the_commands_refuse_a_policy_without_the_cards_it_is_for(
     assert "give --policy FILE too" in capsys.readouterr().err
     assert main(["--policy", str(POLICY), command, "--policy-card", "sha256:12"]) == 2
     assert "64 hex digits" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- 14: nested rules
+
+
+@pytest.fixture(scope="module")
+def client(plain: Service) -> Iterator[httpx.Client]:
+    with ASGIServer(lambda _: create_app(plain)) as srv, httpx.Client(base_url=srv.base_url, timeout=60) as c:
+        yield c
+
+
+@pytest.mark.parametrize("levels", [20, 400, 5000])
+def test_nested_toml_rules_are_a_400_not_a_500(client: httpx.Client, levels: int) -> None:
+    """Thousands of "[" in the rules' TOML were a RecursionError: HTTP 500. Now 400, as any malformed rules."""
+    toml = 'version = 1\n[[rule]]\nkind = "complete-derivation"\nx = ' + "[" * levels + "]" * levels + "\n"
+    r = client.post("/v1/check", content=orjson.dumps({"card": _card(), "rules": toml}), headers=JSON)
+    assert r.status_code == 400
+    assert "nested" in r.json()["error"]["message"]
+
+
+def test_nested_json_rules_are_a_400(client: httpx.Client) -> None:
+    rules: Any = {"version": 1, "rule": [{"kind": "complete-derivation"}]}
+    deep: Any = []
+    for _ in range(30):
+        deep = [deep]
+    rules["rule"][0]["x"] = deep
+    r = client.post("/v1/check", content=orjson.dumps({"card": _card(), "rules": rules}), headers=JSON)
+    assert r.status_code == 400
+
+
+def test_the_cli_refuses_nested_rules_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ramscope.cli import main
+
+    rules = tmp_path / "deep.toml"
+    rules.write_text('[[rule]]\nkind = "complete-derivation"\nx = ' + "[" * 400 + "]" * 400 + "\n")
+    assert main(["--offline", "--cache-dir", str(tmp_path / "c"), "check", "--rules", str(rules), str(CARD)]) == 2
+    err = capsys.readouterr().err
+    assert "nested deeper than 16 levels" in err
+    assert "Traceback" not in err

@@ -12,7 +12,6 @@ store (the same guard as every spec a card names), and rules come in the request
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -324,18 +323,16 @@ def check(engine: Engine, usage: Usage, body: Mapping[str, Any], limits: Service
     as TOML text or as the same tables in JSON."""
     from ..governance.check import check_report, results_json  # noqa: PLC0415
     from ..governance.locate import Locator  # noqa: PLC0415
-    from ..governance.rules import parse_rules  # noqa: PLC0415
+    from ..governance.rules import check_rules_depth, loads_rules, parse_rules  # noqa: PLC0415
 
     _only_keys(body, {"card", "rules"}, required={"card", "rules"})
     raw = body["rules"]
-    if isinstance(raw, str):
-        try:
-            raw = tomllib.loads(raw)
-        except tomllib.TOMLDecodeError as exc:
-            raise Refusal(400, "bad-input", f"rules: not TOML: {exc}") from None
-    if not isinstance(raw, dict):
+    if not isinstance(raw, str | dict):
         raise Refusal(400, "bad-input", "rules must be TOML text or a JSON object of the same tables")
     try:
+        # Nested TOML (thousands of "[") was a RecursionError, HTTP 500 (issue 30 item 14).
+        raw = loads_rules(raw, source="rules") if isinstance(raw, str) else raw
+        check_rules_depth(raw, "rules")
         rules = parse_rules(raw, source="rules")
     except InputError as exc:
         raise refusal_of(exc) from None
