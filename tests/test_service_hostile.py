@@ -178,3 +178,27 @@ def test_the_cli_refuses_nested_rules_with_exit_2(tmp_path: Path, capsys: pytest
     err = capsys.readouterr().err
     assert "nested deeper than 16 levels" in err
     assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- 19: no server paths in answers
+
+
+def test_answers_name_no_server_file_paths(tmp_path: Path) -> None:
+    """/v1/derive answered the policy's and the cassette's paths on the server. Now their file names only,
+    in every endpoint's answer (the cache directory never)."""
+    cache = tmp_path / "private-cache-dir"
+    settings = Settings(cache_dir=cache, offline=True, cassette=CASSETTE.resolve())
+    service = Service(settings, load_policy(POLICY.resolve()), policy_cards=PolicyCards.of_cards([load_card(CARD)]))
+    try:
+        with ASGIServer(lambda _: create_app(service)) as srv, httpx.Client(base_url=srv.base_url, timeout=60) as c:
+            bodies = [c.post(f"/v1/{ep}", content=CARD.read_bytes(), headers=JSON) for ep in ("derive", "scopes")]
+            bodies.append(c.post("/v1/consent?format=markdown", content=CARD.read_bytes(), headers=JSON))
+            report = bodies[0].json()
+            assert report["policy"]["source"] == "travel-agent.policy.toml"
+            assert {s["provenance"]["cassette"] for s in report["specs"]} == {"travel-agent.yaml"}
+            for r in bodies:
+                assert r.status_code == 200
+                assert str(ROOT) not in r.text
+                assert str(tmp_path) not in r.text
+    finally:
+        service.close()

@@ -5,9 +5,12 @@ thread and turns every way it can fail into a :class:`~.operations.Refusal`."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import traceback
 from collections.abc import Callable
+
+import orjson
 
 from .. import __version__
 from ..config import Settings
@@ -18,6 +21,24 @@ from .operations import Answer, Refusal, ServiceLimits, refusal_of
 from .pool import Busy, DeadlineExceeded, EnginePool, PolicyCards, Usage
 
 __all__ = ["Operation", "Service"]
+
+
+def _server_paths(settings: Settings, policy_source: str) -> list[tuple[bytes, bytes]]:
+    """Each server file path an answer could quote (as given and absolute, as JSON writes it),
+    longest first, with what replaces it: the file's name, or ``<cache>`` for the cache directory."""
+    found: dict[bytes, bytes] = {}
+    named = [(settings.cassette, None), (policy_source or None, None), (settings.cache_dir, "<cache>")]
+    for given, label in named:
+        if not given:
+            continue
+        text = str(given)
+        for form in {text, os.path.abspath(text), os.path.realpath(text)}:
+            if len(form) < 2:  # "/" or "." would rewrite every answer
+                continue
+            encoded = orjson.dumps(form)[1:-1]
+            found[encoded] = (label or os.path.basename(form.rstrip(os.sep))).encode()
+    return sorted(found.items(), key=lambda item: -len(item[0]))
+
 
 Operation = Callable[[Engine, Usage], Answer]
 
@@ -40,6 +61,7 @@ class Service:
             raise ValueError("the service cannot record a cassette; record with the CLI")
         # No progress bars: derivations run in worker threads, for clients far from this terminal.
         self.settings = settings = dataclasses.replace(settings, progress=False)
+        original_policy = policy.source if policy is not None else ""
         if policy is not None and not (policy_cards and policy_cards.digests):
             # A policy's pins match the ids a card chooses for itself: applied to every posted card,
             # a stranger's card could name its accesses like the operator's and be served the
@@ -48,7 +70,11 @@ class Service:
                 "a service's policy applies only to the cards the operator names: give policy_cards "
                 "(`--policy-card CARD` on the command line)"
             )
+        if policy is not None and policy.source:
+            # Its name, not where it lies on this machine: answers go to clients (issue 30 item 19).
+            policy = dataclasses.replace(policy, source=os.path.basename(policy.source))
         self.policy = policy or Policy()
+        self._scrub = _server_paths(settings, original_policy)
         self.policy_cards = policy_cards or PolicyCards()
         self.limits = limits or ServiceLimits()
         self.pool = EnginePool(
@@ -72,8 +98,9 @@ class Service:
     async def answer(self, op: Operation) -> Answer:
         """``op`` on a borrowed engine in a worker thread, within the request deadline."""
         try:
-            return await self.pool.run(op, deadline=self.limits.deadline)
-        except Refusal:
+            return self.scrubbed(await self.pool.run(op, deadline=self.limits.deadline))
+        except Refusal as r:
+            r.message = self.scrub_text(r.message)
             raise
         except Busy:
             raise Refusal(503, "busy", "every worker stayed busy until the request's deadline") from None
@@ -86,6 +113,22 @@ class Service:
             # could quote internals to a stranger).
             traceback.print_exc(file=sys.stderr)
             raise Refusal(500, "internal-error", "ramscope failed to answer; the server's log says why") from None
+
+    def scrubbed(self, answer: Answer) -> Answer:
+        """``answer`` without the server's file paths (its cassette, policy and cache): a report names
+        the cassette a spec was replayed from, and a client has no business knowing where it lies."""
+        body = answer.body
+        for path, name in self._scrub:
+            body = body.replace(path, name)
+        if body is answer.body:
+            return answer
+        # The parsed document is dropped: MCP reads the scrubbed body instead.
+        return dataclasses.replace(answer, body=body, doc=None)
+
+    def scrub_text(self, text: str) -> str:
+        for path, name in self._scrub:
+            text = text.replace(path.decode("utf-8", "replace"), name.decode("utf-8", "replace"))
+        return text
 
     def health(self) -> dict[str, object]:
         return {
