@@ -202,3 +202,48 @@ def test_answers_name_no_server_file_paths(tmp_path: Path) -> None:
                 assert str(tmp_path) not in r.text
     finally:
         service.close()
+
+
+# --------------------------------------------------------------------------- 6: cross-site requests
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"content-type": "text/plain"},  # what a page's fetch(..., {mode: "no-cors"}) or a form sends
+        {},  # no content type at all
+        {"content-type": "application/x-www-form-urlencoded"},
+        {"content-type": "multipart/form-data; boundary=x"},
+    ],
+)
+def test_a_simple_cross_site_post_with_an_empty_body_is_refused(client: httpx.Client, headers: dict[str, str]) -> None:
+    """An empty `text/plain` POST with ?url= (a "simple" request any web page may send, no preflight) was served:
+    the page drove the loopback API. Now every POST must say application/json, empty or not: 415."""
+    r = client.post("/v1/derive", params={"url": "https://agent.example.com/"}, headers=headers)
+    assert (r.status_code, r.json()["error"]["code"]) == (415, "unsupported-media-type")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "https://evil.example"},
+        {"origin": "http://localhost:3000"},  # another port of localhost: same site, other origin
+        {"origin": "null"},  # a sandboxed frame, a data: URL
+        {"sec-fetch-site": "cross-site"},
+        {"sec-fetch-site": "same-site"},
+    ],
+)
+@pytest.mark.parametrize("endpoint", ["/v1/derive", "/v1/scopes", "/v1/validate", "/v1/check", "/v1/diff"])
+def test_a_post_from_another_origin_is_refused(client: httpx.Client, headers: dict[str, str], endpoint: str) -> None:
+    r = client.post(endpoint, content=b"{}", headers={**JSON, **headers})
+    assert (r.status_code, r.json()["error"]["code"]) == (403, "cross-origin")
+
+
+def test_a_post_without_origin_or_from_its_own_origin_is_served(client: httpx.Client) -> None:
+    own = str(client.base_url).rstrip("/")
+    for extra in ({}, {"origin": own, "sec-fetch-site": "same-origin"}, {"sec-fetch-site": "none"}):
+        r = client.post("/v1/validate", content=CARD.read_bytes(), headers={**JSON, **extra})
+        assert r.status_code == 200, extra
+    # ?url= with an empty JSON-typed body: the guard answers (offline: not in the cassette), not the 415.
+    r = client.post("/v1/derive", params={"url": "https://agent.example.com/"}, headers=JSON)
+    assert r.status_code == 502

@@ -79,7 +79,8 @@ def test_derive_answers_the_report_of_the_example(api: httpx.Client) -> None:
 
 
 def test_derive_answers_the_same_report_as_the_library(api: httpx.Client, tmp_path: Path) -> None:
-    """The service owns no derivation: its report is the Engine's, field for field (fetch times aside)."""
+    """The service owns no derivation: its report is the Engine's, field for field (fetch times aside, and
+    the server's file paths, which answers name by file name only)."""
     from ramscope.card import load_card
     from ramscope.derive import Engine
 
@@ -88,8 +89,10 @@ def test_derive_answers_the_same_report_as_the_library(api: httpx.Client, tmp_pa
         expected = engine.derive(load_card(CARD.read_bytes(), name="<request>")).to_dict()
     got = _post(api, "/v1/derive", raw=CARD.read_bytes()).json()
     for doc in (expected, got):
+        doc["policy"]["source"] = Path(doc["policy"]["source"]).name
         for spec in doc["specs"]:
             spec.pop("fetched_at")
+            spec["provenance"]["cassette"] = Path(spec["provenance"]["cassette"]).name
     assert got == expected
 
 
@@ -273,12 +276,12 @@ def test_oversize_bodies_are_refused(api: httpx.Client) -> None:
 
 def test_a_card_url_goes_through_the_guard(api: httpx.Client) -> None:
     """?url= on loopback is refused by the SSRF guard (400, url-blocked), as a spec URL would be."""
-    r = api.post("/v1/derive", params={"url": "http://127.0.0.1:1/card.json"})
+    r = api.post("/v1/derive", params={"url": "http://127.0.0.1:1/card.json"}, headers=JSON)
     assert r.status_code == 400
     assert r.json()["error"]["code"] == "url-blocked"
-    meta = api.post("/v1/derive", params={"url": "http://169.254.169.254/latest/meta-data"})
+    meta = api.post("/v1/derive", params={"url": "http://169.254.169.254/latest/meta-data"}, headers=JSON)
     assert meta.json()["error"]["code"] == "url-blocked"
-    local = api.post("/v1/derive", params={"url": "file:///etc/passwd"})
+    local = api.post("/v1/derive", params={"url": "file:///etc/passwd"}, headers=JSON)
     assert local.json()["error"]["code"] == "url-blocked"
 
 
@@ -304,7 +307,7 @@ def test_what_a_card_names_goes_through_the_guard_and_no_file_is_read(
 
 def test_a_card_url_that_cannot_be_fetched_is_502(api: httpx.Client) -> None:
     """A card the upstream does not give (offline: not in the cassette) is the upstream's failure: 502."""
-    r = api.post("/v1/derive", params={"url": "https://agent.example.com/"})
+    r = api.post("/v1/derive", params={"url": "https://agent.example.com/"}, headers=JSON)
     assert r.status_code == 502
     assert r.json()["error"]["code"] == "fetch-failed"
 

@@ -66,6 +66,11 @@ class ServiceLimits:
     max_depth: int = 64
     #: Seconds a request may take, waiting for a worker included.
     deadline: float = 60.0
+    #: Seconds a client has to send a request's head, and then its body: an idle or trickling
+    #: socket is closed (408) instead of holding one of the server's connections for ever.
+    read_timeout: float = 10.0
+    #: Connections one client address may hold open at once (the server's total is 256).
+    max_client_connections: int = 32
 
     def card_limits(self) -> Limits:
         return Limits(max_bytes=self.max_body_bytes, max_depth=self.max_depth, max_yaml_nodes=100_000)
