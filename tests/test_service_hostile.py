@@ -15,7 +15,7 @@ import pytest
 from ramscope.card import load_card
 from ramscope.config import Settings
 from ramscope.derive.policy import load_policy
-from ramscope.service import CardSource, PolicyCards, Refusal, Service
+from ramscope.service import CardSource, PolicyCards, Refusal, Service, ServiceLimits
 from ramscope.service.http import create_app
 from ramscope.service.operations import derive, validate
 from tests.support.asgi import ASGIServer
@@ -247,3 +247,137 @@ def test_a_post_without_origin_or_from_its_own_origin_is_served(client: httpx.Cl
     # ?url= with an empty JSON-typed body: the guard answers (offline: not in the cassette), not the 415.
     r = client.post("/v1/derive", params={"url": "https://agent.example.com/"}, headers=JSON)
     assert r.status_code == 502
+
+
+# --------------------------------------------------------------------------- 9: the deadline stops the work
+
+
+def _spec(scope: str) -> bytes:
+    return orjson.dumps(
+        {
+            "openapi": "3.0.3",
+            "info": {"title": "t", "version": "1"},
+            "components": {
+                "securitySchemes": {
+                    "o": {
+                        "type": "oauth2",
+                        "flows": {
+                            "clientCredentials": {"tokenUrl": "https://a.example.com/token", "scopes": {scope: "r"}}
+                        },
+                    }
+                }
+            },
+            "paths": {"/x": {"get": {"operationId": "getX", "security": [{"o": [scope]}]}}},
+        }
+    )
+
+
+def _three_specs(urls: list[str]) -> dict[str, Any]:
+    return {
+        "resources": [
+            {"id": f"r{i}", "interaction_protocol": "REST", "owner": "CONSUMER", "spec": {"spec_url": u}}
+            for i, u in enumerate(urls)
+        ],
+        "operations": [
+            {"id": f"o{i}", "resource": f"r{i}", "api_operation_spec": {"operation_id": "getX"}}
+            for i in range(len(urls))
+        ],
+        "resource_accesses": [
+            {"id": f"a{i}", "operation": f"o{i}", "identity_used": "AGENT", "necessity": "REQUIRED"}
+            for i in range(len(urls))
+        ],
+    }
+
+
+def test_after_a_504_the_work_fetches_no_further_spec(tmp_path: Path) -> None:
+    """Before: after the 504 the worker went on and fetched every other spec of the card. Now the request's
+    work stops at its next fetch: once the worker has provably stopped (the pool is quiet), the spec server saw
+    the first spec only (the one in flight at the deadline)."""
+    import threading
+
+    from tests.support.httpserver import LocalHTTPServer, Reply
+    from tests.support.httpserver import Request as Seen
+
+    asked, release = threading.Event(), threading.Event()
+
+    def held(_: Seen) -> Reply:
+        asked.set()
+        release.wait(60)
+        return Reply(200, _spec("s1:read"), {"content-type": "application/json"})
+
+    with LocalHTTPServer() as srv:
+        srv.route("/s1.json", handler=held)
+        srv.route("/s2.json", body=_spec("s2:read"))
+        srv.route("/s3.json", body=_spec("s3:read"))
+        # One fetch at a time, so the order is the card's: s1 (held), then s2 and s3.
+        settings = Settings(cache_dir=tmp_path / "cache", allow_private_network=True, timeout=60, jobs=1)
+        service = Service(settings, workers=1, limits=ServiceLimits(deadline=0.5))
+        try:
+            card = _three_specs([srv.url(f"/s{i}.json") for i in (1, 2, 3)])
+            with ASGIServer(lambda _: create_app(service)) as api, httpx.Client(base_url=api.base_url) as c:
+                r = c.post("/v1/derive", content=orjson.dumps(card), headers=JSON)
+                assert r.status_code == 504
+                assert asked.is_set()
+                release.set()
+                assert service.pool.wait_quiet(60), "the worker did not stop"
+                paths = [q.path for q in srv.requests]
+                assert paths == ["/s1.json"]
+                # The worker is free again: the next request is answered (its specs fetched anew).
+                ok = c.post("/v1/scopes", content=orjson.dumps(_three_specs([srv.url("/s2.json")])), headers=JSON)
+                assert (ok.status_code, ok.json()["scopes"]) == (200, ["s2:read"])
+        finally:
+            release.set()
+            service.close()
+
+
+# --------------------------------------------------------------------------- 8: ?url= cards, bounded while streaming
+
+
+def _vm_hwm_kib(pid: int) -> int:
+    """The peak resident set of process ``pid`` so far (Linux's VmHWM), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="peak RSS is read from /proc (Linux)")
+def test_a_url_card_is_read_no_further_than_the_card_bound(tmp_path: Path) -> None:
+    """Before: a `?url=` card was downloaded up to the 64 MiB spec bound, refused as over 1 MiB afterwards, and
+    kept in memory (+40 MiB a request, never retired). Now the download stops at the card bound while it
+    streams and nothing is kept: the server's peak RSS grows by a few MiB over 5 such requests (measured from
+    /proc of the `ramscope serve` process), and the card's server sends a bounded part of its endless body."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.httpserver import LocalHTTPServer
+
+    chunks: list[int] = []  # one entry per 64 KiB chunk the card's server wrote
+    with LocalHTTPServer() as srv:
+        # An endless card: 64 KiB chunks of spaces for as long as the client reads.
+        srv.route("/card.json", body=b" " * 65536, endless=True, chunked=True, before_chunk=chunks.append)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+        cmd = [sys.executable, "-m", "ramscope", "--allow-private-network", "--cache-dir", str(tmp_path / "cache")]
+        proc = subprocess.Popen([*cmd, "serve", "--port", "0"], env=env, stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip()
+            with httpx.Client(base_url=url, timeout=60) as client:
+                assert client.get("/v1/health").status_code == 200
+                r = client.post("/v1/derive", params={"url": srv.url("/card.json")}, headers=JSON)
+                base = _vm_hwm_kib(proc.pid)  # after one such request: the code paths are loaded
+                for _ in range(5):
+                    chunks.clear()
+                    r = client.post("/v1/derive", params={"url": srv.url("/card.json")}, headers=JSON)
+                    assert r.status_code == 502, r.text
+                    assert "spec-too-large" in r.json()["error"]["message"]
+                    # What the server wrote before the client left: the 1 MiB bound, and the sockets' buffers
+                    # (before: the 64 MiB of a spec).
+                    assert 2**20 <= len(chunks) * 65536 < 16 * 2**20
+                grown = _vm_hwm_kib(proc.pid) - base
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    print(f"peak RSS grew {grown / 1024:.1f} MiB over 5 requests for an endless ?url= card")
+    assert grown < 24 * 1024

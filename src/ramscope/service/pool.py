@@ -38,7 +38,7 @@ from ..derive import Engine
 from ..derive.policy import Policy
 from ..store import SpecStore
 
-__all__ = ["Busy", "DeadlineExceeded", "EnginePool", "PolicyCards", "Usage"]
+__all__ = ["Busy", "CancellableStore", "Cancelled", "DeadlineExceeded", "EnginePool", "PolicyCards", "Usage"]
 
 T = TypeVar("T")
 
@@ -79,6 +79,49 @@ class PolicyCards:
             return False
 
 
+class Cancelled(Exception):
+    """The request's deadline passed: its work stops at the next fetch instead of going on unseen."""
+
+
+class CancellableStore:
+    """The generation's shared store as one request's work sees it: each ``get`` and ``prefetch``
+    first checks the request's ``cancel`` event, so a request answered 504 fetches nothing more.
+
+    (Issue 30 item 9: after the 504, the worker went on fetching every spec of the card.) A
+    ``prefetch`` is done ``jobs`` URLs at a time, checking between: what is in flight when the
+    deadline passes finishes under its own timeouts; nothing new starts.
+    """
+
+    def __init__(self, store: SpecStore, cancel: threading.Event) -> None:
+        self._store = store
+        self._cancel = cancel
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    @property
+    def shared(self) -> SpecStore:
+        """The generation's store this request's work goes through."""
+        return self._store
+
+    def check(self) -> None:
+        if self._cancel.is_set():
+            raise Cancelled
+
+    def get(self, url: str, **kw: Any) -> Any:
+        self.check()
+        return self._store.get(url, **kw)
+
+    def prefetch(self, urls: Iterable[tuple[str, Any]], **kw: Any) -> dict[str, Any]:
+        todo = list(dict.fromkeys(urls))
+        step = max(1, self._store.settings.jobs)
+        out: dict[str, Any] = {}
+        for at in range(0, len(todo), step):
+            self.check()
+            out.update(self._store.prefetch(todo[at : at + step], **kw))
+        return out
+
+
 class DeadlineExceeded(Exception):
     """The request's deadline passed before its derivation finished (the thread finishes on its own)."""
 
@@ -94,8 +137,10 @@ class Usage:
     spec_urls: set[str] = field(default_factory=set)
     failed: bool = False
     #: The engine to derive ``card`` on (set by the pool): the one with the operator's policy for a
-    #: card the operator named, else the plain one (see :meth:`EnginePool.engine_for`).
+    #: card the operator named, else the plain one (see :class:`PolicyCards`).
     engine_for: Callable[[Card], Engine] | None = None
+    #: Set when the request's deadline passed: its work stops at the next fetch (:class:`Cancelled`).
+    cancel: threading.Event = field(default_factory=threading.Event)
 
 
 class _Generation:
@@ -154,6 +199,9 @@ class EnginePool:
         self._closed = False
         #: Generations retired so far (the health endpoint says it).
         self.retired = 0
+        #: Works running now (in any thread), and a condition to wait for none (tests, shutdown).
+        self._running = 0
+        self._quiet = threading.Condition(self._lock)
 
     # ------------------------------------------------------------------ borrowing
 
@@ -207,26 +255,69 @@ class EnginePool:
 
     # ------------------------------------------------------------------ running
 
-    def call(self, work: Callable[[Engine, Usage], T]) -> T:
-        """``work(engine, usage)`` in the calling thread, on a borrowed engine (tests, the bench)."""
-        gen, engine = self._take()
-        usage = Usage()
+    def call(self, work: Callable[[Engine, Usage], T], *, cancel: threading.Event | None = None) -> T:
+        """``work(engine, usage)`` in the calling thread, on a borrowed engine (tests, the bench).
+        Once ``cancel`` is set, the work's next fetch raises :class:`Cancelled`."""
+        with self._lock:
+            self._running += 1
+        try:
+            gen, engine = self._take()
+        except BaseException:
+            self._done()
+            raise
+        usage = Usage(cancel=cancel or threading.Event())
+        store = CancellableStore(gen.store, usage.cancel)
+        engine.store = store
         policied: list[Engine] = []
 
         def engine_for(card: Card) -> Engine:
             if not self.policy_cards.names(card):
                 return engine
             if not policied:
-                policied.append(self._borrow(gen, policied=True))
+                extra = self._borrow(gen, policied=True)
+                extra.store = store
+                policied.append(extra)
             return policied[0]
 
         usage.engine_for = engine_for
+        stopped = False
         try:
             return work(engine, usage)
+        except Cancelled:
+            stopped = True
+            raise
         finally:
-            for extra in policied:
-                self._give(gen, extra, Usage(), policied=True)
-            self._give(gen, engine, usage)
+            for one, is_policied in [(engine, False), *((p, True) for p in policied)]:
+                one.store = gen.store
+                if stopped:
+                    # Stopped mid-derivation: what it noted as prefetched was not all fetched.
+                    with self._lock:
+                        gen.engines -= 1
+                    one.close()
+                    self._give_back_slot(gen, usage)
+                else:
+                    self._give(gen, one, usage if not is_policied else Usage(), policied=is_policied)
+            self._done()
+
+    def _give_back_slot(self, gen: _Generation, usage: Usage) -> None:
+        close_gen = False
+        with self._lock:
+            gen.active -= 1
+            gen.spec_urls |= usage.spec_urls
+            close_gen = gen.retired and gen.active == 0
+        if close_gen:
+            gen.close()
+
+    def _done(self) -> None:
+        with self._lock:
+            self._running -= 1
+            if self._running == 0:
+                self._quiet.notify_all()
+
+    def wait_quiet(self, timeout: float) -> bool:
+        """Wait until no work runs, in any thread (a request past its deadline included)."""
+        with self._quiet:
+            return self._quiet.wait_for(lambda: self._running == 0, timeout)
 
     async def run(self, work: Callable[[Engine, Usage], T], *, deadline: float) -> T:
         """``work(engine, usage)`` in a worker thread, within ``deadline`` seconds from now.
@@ -246,9 +337,11 @@ class EnginePool:
         except TimeoutError:
             raise Busy from None
 
+        cancel = threading.Event()
+
         def job() -> T:
             try:
-                return self.call(work)
+                return self.call(work, cancel=cancel)
             finally:
                 # The loop may be gone by then (a request past its deadline, the server shut down).
                 with contextlib.suppress(RuntimeError):
@@ -259,11 +352,17 @@ class EnginePool:
         except BaseException:
             slots.release()
             raise
+        # Its exception (Cancelled, after a deadline) is nobody's to see once the answer has gone.
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             # shield: a deadline (or a client gone) stops the waiting, not the thread's own release.
             return await asyncio.wait_for(asyncio.shield(future), timeout=max(until - loop.time(), 0.0))
         except TimeoutError:
+            cancel.set()  # the work stops at its next fetch (its thread then frees the worker)
             raise DeadlineExceeded from None
+        except asyncio.CancelledError:
+            cancel.set()  # the client went away, or the server is stopping: nobody waits for it
+            raise
 
     # ------------------------------------------------------------------ lifecycle
 
