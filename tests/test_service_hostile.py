@@ -381,3 +381,18 @@ def test_a_url_card_is_read_no_further_than_the_card_bound(tmp_path: Path) -> No
             proc.wait(30)
     print(f"peak RSS grew {grown / 1024:.1f} MiB over 5 requests for an endless ?url= card")
     assert grown < 24 * 1024
+
+
+def test_a_yaml_card_is_held_to_the_nesting_bound_too() -> None:
+    """Another encoding of item 20: a card file in YAML (the CLI reads them), block or flow style, nested past
+    64 levels, is refused as the JSON one is (libyaml's own bound is far deeper)."""
+    from ramscope.errors import LimitError
+
+    block = "resources: []\nx:\n" + "".join("  " * i + "-\n" for i in range(1, 70)) + "  " * 70 + "- 1\n"
+    flow = "resources: []\nx: " + "[" * 70 + "]" * 70 + "\n"
+    for text in (block, flow):
+        with pytest.raises(LimitError, match="deeper than 64 levels"):
+            load_card(text.encode(), name="card.yaml", limits=ServiceLimits().card_limits())
+    load_card(
+        b"resources: []\nx: " + b"[" * 60 + b"]" * 60 + b"\n", name="card.yaml", limits=ServiceLimits().card_limits()
+    )
