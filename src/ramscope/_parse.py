@@ -370,7 +370,12 @@ def _parse_yaml(text: str, source: str, limits: Limits, *, data: bytes | None = 
         fast = _fast_yaml(text, limits, data)
         if fast is not _FALLBACK:
             return ParsedDocument(value=fast, format="yaml", source=source, text=text, _positions={})
-    return _parse_yaml_libyaml(text, source, limits)
+    parsed = _parse_yaml_libyaml(text, source, limits)
+    if limits.positions:
+        # Cards (the documents whose positions are kept): the same nesting bound as JSON cards
+        # (libyaml's own is far deeper). Specs keep the parsers' bounds.
+        check_depth(parsed.value, limits.max_depth, source)
+    return parsed
 
 
 #: Nodes the libyaml path builds at most, whatever ``max_yaml_nodes`` allows: its node graph costs
@@ -422,8 +427,6 @@ def _parse_yaml_libyaml(text: str, source: str, limits: Limits) -> ParsedDocumen
     finally:
         loader.dispose()
     value = _jsonify(value)
-    # The same nesting bound as JSON (libyaml's own is far deeper).
-    check_depth(value, limits.max_depth, source)
     return ParsedDocument(value=value, format="yaml", source=source, text=text, _positions=positions)
 
 
