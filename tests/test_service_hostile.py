@@ -121,24 +121,44 @@ def test_a_strangers_card_with_the_same_ids_does_not_get_the_policy(with_policy:
     assert not report["policy"] or not report["policy"]["pins"]
 
 
-def test_a_service_policy_needs_the_cards_it_is_for(tmp_path: Path) -> None:
-    settings = Settings(cache_dir=tmp_path / "cache", offline=True)
-    with pytest.raises(ValueError, match="only to the cards the operator names"):
-        Service(settings, load_policy(POLICY))
+def test_a_service_policy_without_named_cards_applies_to_none(tmp_path: Path) -> None:
+    settings = Settings(cache_dir=tmp_path / "cache", offline=True, cassette=CASSETTE)
+    service = Service(settings, load_policy(POLICY))
+    try:
+        a = service.pool.call(lambda e, u: derive(e, u, CardSource(data=CARD.read_bytes()), service.limits))
+        assert a.exit_code == 3  # even the example card: the operator named none
+    finally:
+        service.close()
 
 
-@pytest.mark.parametrize("command", ["serve", "mcp"])
-def test_the_commands_refuse_a_policy_without_the_cards_it_is_for(
-    command: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_http_answer_says_whether_the_policy_applied(with_policy: Service) -> None:
+    with ASGIServer(lambda _: create_app(with_policy)) as srv, httpx.Client(base_url=srv.base_url, timeout=60) as c:
+        own = c.post("/v1/derive", content=CARD.read_bytes(), headers=JSON)
+        other = c.post("/v1/derive", content=orjson.dumps(_stranger()), headers=JSON)
+        assert (own.headers["x-ramscope-policy"], own.headers["x-ramscope-exit-code"]) == ("applied", "0")
+        assert (other.headers["x-ramscope-policy"], other.headers["x-ramscope-exit-code"]) == ("not-applied", "3")
+
+
+def test_the_commands_say_the_policy_is_for_the_cards_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--policy P serve` alone still starts (the contract's invocation), warning that P applies to no card;
+    `--policy-card` without `--policy`, or a malformed digest, is refused (exit 2)."""
+    import argparse
+
     from ramscope.cli import main
+    from ramscope.cli.service import _policy_cards
 
-    assert main(["--policy", str(POLICY), command]) == 2
-    assert "--policy applies only to the cards you name: add --policy-card CARD" in capsys.readouterr().err
-    assert main([command, "--policy-card", str(CARD)]) == 2
-    assert "give --policy FILE too" in capsys.readouterr().err
-    assert main(["--policy", str(POLICY), command, "--policy-card", "sha256:12"]) == 2
-    assert "64 hex digits" in capsys.readouterr().err
+    policy = load_policy(POLICY)
+    for command in ("serve", "mcp"):
+        args = argparse.Namespace(command=command, quiet=False, policy_card=[])
+        assert _policy_cards(args, policy) == PolicyCards()
+        assert "--policy applies only to the cards you name, and none is named" in capsys.readouterr().err
+        named = _policy_cards(argparse.Namespace(command=command, quiet=False, policy_card=[str(CARD)]), policy)
+        assert named is not None
+        assert load_card(CARD).sha256 in named.digests
+        assert main([command, "--policy-card", str(CARD)]) == 2
+        assert "give --policy FILE too" in capsys.readouterr().err
+        assert main(["--policy", str(POLICY), command, "--policy-card", "sha256:12"]) == 2
+        assert "64 hex digits" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- 14: nested rules

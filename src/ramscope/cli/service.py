@@ -117,11 +117,12 @@ def _policy_cards(args: argparse.Namespace, policy: Policy | None) -> PolicyCard
         if named:
             raise InputError("--policy-card names the cards the global --policy is for: give --policy FILE too")
         return None
-    if not named:
-        raise InputError(
-            f"a {args.command} process's --policy applies only to the cards you name: add --policy-card CARD "
-            "(a card file, or sha256:HEX of its bytes) for each card it is for; every other card is derived "
-            "without it (a policy's pins match the ids a card chooses, and a stranger's card can choose yours)"
+    if not named and not args.quiet:
+        sys.stderr.write(
+            f"ramscope: warning: a {args.command} process's --policy applies only to the cards you name, and none "
+            "is named: every card is derived without it (a policy's pins match the ids a card chooses, and a "
+            "stranger's card can choose yours); add --policy-card CARD (a card file, or sha256:HEX of its bytes) "
+            "for each card it is for\n"
         )
     cards, digests = [], []
     for item in named:

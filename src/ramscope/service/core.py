@@ -62,14 +62,11 @@ class Service:
         # No progress bars: derivations run in worker threads, for clients far from this terminal.
         self.settings = settings = dataclasses.replace(settings, progress=False)
         original_policy = policy.source if policy is not None else ""
-        if policy is not None and not (policy_cards and policy_cards.digests):
-            # A policy's pins match the ids a card chooses for itself: applied to every posted card,
-            # a stranger's card could name its accesses like the operator's and be served the
-            # operator's assertions ("no authorization needed"). Issue 30.
-            raise ValueError(
-                "a service's policy applies only to the cards the operator names: give policy_cards "
-                "(`--policy-card CARD` on the command line)"
-            )
+        # A policy's pins match the ids a card chooses for itself: applied to every posted card, a
+        # stranger's card could name its accesses like the operator's and be served the operator's
+        # assertions ("no authorization needed"). So it applies to the cards of ``policy_cards``
+        # only (none when none are named), every other card being derived without it (issue 30).
+        self.has_policy = policy is not None
         if policy is not None and policy.source:
             # Its name, not where it lies on this machine: answers go to clients (issue 30 item 19).
             policy = dataclasses.replace(policy, source=os.path.basename(policy.source))
@@ -97,8 +94,15 @@ class Service:
 
     async def answer(self, op: Operation) -> Answer:
         """``op`` on a borrowed engine in a worker thread, within the request deadline."""
+
+        def run(engine: Engine, usage: Usage) -> Answer:
+            answer = op(engine, usage)
+            if not self.has_policy or usage.policy_applied is None:
+                return answer
+            return dataclasses.replace(answer, policy="applied" if usage.policy_applied else "not-applied")
+
         try:
-            return self.scrubbed(await self.pool.run(op, deadline=self.limits.deadline))
+            return self.scrubbed(await self.pool.run(run, deadline=self.limits.deadline))
         except Refusal as r:
             r.message = self.scrub_text(r.message)
             raise

@@ -278,12 +278,10 @@ def _choice(params: Mapping[str, str], name: str, allowed: tuple[str, ...], defa
 
 
 def _answered(answer: Answer) -> Response:
-    return Response(
-        answer.body,
-        status_code=answer.status,
-        media_type=answer.media_type,
-        headers={"x-ramscope-exit-code": str(answer.exit_code)},
-    )
+    headers = {"x-ramscope-exit-code": str(answer.exit_code)}
+    if answer.policy is not None:
+        headers["x-ramscope-policy"] = answer.policy
+    return Response(answer.body, status_code=answer.status, media_type=answer.media_type, headers=headers)
 
 
 def _refused(r: Refusal) -> Response:

@@ -34,7 +34,11 @@ _EXIT_HEADER: dict[str, Any] = {
     "X-Ramscope-Exit-Code": {
         "description": "The exit code the CLI gives for the same input (docs/cli.md).",
         "schema": {"type": "integer"},
-    }
+    },
+    "X-Ramscope-Policy": {
+        "description": "On a server with --policy: whether the card got it (it is one --policy-card names).",
+        "schema": {"type": "string", "enum": ["applied", "not-applied"]},
+    },
 }
 
 

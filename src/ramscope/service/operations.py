@@ -87,6 +87,9 @@ class Answer:
     media_type: str = "application/json"
     #: The JSON document, when the body is one (MCP tools return it as structured content).
     doc: Any = field(default=None, compare=False)
+    #: For a server with a policy: whether the card got it ("applied") or not, being none the
+    #: operator named ("not-applied"); ``None`` when the server has none or no card was derived.
+    policy: str | None = None
 
     @property
     def status(self) -> int:

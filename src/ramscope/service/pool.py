@@ -141,6 +141,8 @@ class Usage:
     engine_for: Callable[[Card], Engine] | None = None
     #: Set when the request's deadline passed: its work stops at the next fetch (:class:`Cancelled`).
     cancel: threading.Event = field(default_factory=threading.Event)
+    #: Whether a card of this request was derived with the operator's policy (``None``: no card asked).
+    policy_applied: bool | None = None
 
 
 class _Generation:
@@ -272,7 +274,9 @@ class EnginePool:
 
         def engine_for(card: Card) -> Engine:
             if not self.policy_cards.names(card):
+                usage.policy_applied = bool(usage.policy_applied)
                 return engine
+            usage.policy_applied = True
             if not policied:
                 extra = self._borrow(gen, policied=True)
                 extra.store = store
