@@ -416,3 +416,21 @@ def test_a_yaml_card_is_held_to_the_nesting_bound_too() -> None:
     load_card(
         b"resources: []\nx: " + b"[" * 60 + b"]" * 60 + b"\n", name="card.yaml", limits=ServiceLimits().card_limits()
     )
+
+
+def test_an_unterminated_string_of_escaped_quotes_costs_linear_time(plain: Service) -> None:
+    """Found beside item 20: the string pattern the node count strips strings with failed from every escaped
+    quote of an unterminated string and scanned on to the end: `{` + 60,000 commas + `"` + 20,000 `\\"` took
+    44 s, a 1 MiB posted card hours (and the MCP transport's depth scan the same). Now one pass: refused
+    (413) in a fraction of a second of CPU; the bound below is 100 times what it takes."""
+    import time
+
+    from ramscope.service.mcp_stdio import nesting_depth
+
+    body = b"{" + b"," * 60_000 + b'"' + b'\\"' * 450_000
+    started = time.process_time()
+    with pytest.raises(Refusal) as big:
+        plain.pool.call(lambda e, u: validate(e, u, CardSource(data=body), plain.limits))
+    assert big.value.status == 413
+    assert nesting_depth(b"[" * 100 + b'"' + b'\\"' * 450_000, stop_at=67) == 68  # counted to just past the bound
+    assert time.process_time() - started < 30

@@ -31,7 +31,9 @@ __all__ = ["BoundedLines", "WireOut", "answer_for", "bounded_stdio_streams", "ne
 
 #: Bytes of an over-long line kept to find its ``id``.
 _PREFIX = 4096
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+#: A string, or an unterminated one to the end of the line: never a match that scans on and fails
+#: (which made a line of unterminated escaped quotes cost quadratic time).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _BRACKET = re.compile(rb"[\[\]{}]")
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")')
 _PARAMS = re.compile(rb'"params"\s*:')
