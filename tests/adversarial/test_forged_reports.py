@@ -93,16 +93,18 @@ def test_diff_of_an_honest_saved_report_is_that_of_its_card(
 
 
 @pytest.mark.parametrize(
-    ("where", "odd"),
+    ("where", "odd", "command"),
     [
-        ("/accesses/0/credentials", 5),
-        ("/accesses/0/blast_radius", 5),
-        ("/specs", 5),
-        ("/complete", 1),
-        ("/accesses/0/complete", "yes"),
+        ("/accesses/0/credentials", 5, "check"),  # the traceback
+        ("/accesses/0/credentials", 5, "diff"),
+        ("/accesses/0/credentials", 5, "export"),
+        ("/accesses/0/credentials", 5, "compare"),
+        ("/accesses/0/blast_radius", 5, "check"),
+        ("/specs", 5, "check"),
+        ("/complete", 1, "diff"),
+        ("/accesses/0/complete", "yes", "export"),
     ],
 )
-@pytest.mark.parametrize("command", ["check", "diff", "export", "compare"])
 def test_an_odd_saved_report_is_a_clear_error(
     honest: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, odd: Any, command: str
 ) -> None:
