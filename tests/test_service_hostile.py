@@ -434,3 +434,27 @@ def test_an_unterminated_string_of_escaped_quotes_costs_linear_time(plain: Servi
     assert big.value.status == 413
     assert nesting_depth(b"[" * 100 + b'"' + b'\\"' * 450_000, stop_at=67) == 68  # counted to just past the bound
     assert time.process_time() - started < 30
+
+
+def test_scrubbing_rewrites_paths_not_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative cache directory named `cache` must not rewrite the report's `"origin": "cache"` (nor any
+    other word): only JSON values that are the path, or deep absolute paths inside text, are replaced."""
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(cache_dir=Path("cache"), offline=True, cassette=CASSETTE)
+    service = Service(settings)
+    try:
+        body = b'{"origin":"cache","note":"the cache is warm","cassette":"%s","where":"at %s/x"}' % (
+            str(CASSETTE).encode(),
+            str(tmp_path / "cache").encode(),
+        )
+        from ramscope.service import Answer
+
+        got = orjson.loads(service.scrubbed(Answer(body=body)).body)
+        assert got == {
+            "origin": "cache",
+            "note": "the cache is warm",
+            "cassette": "travel-agent.yaml",
+            "where": "at <cache>/x",
+        }
+    finally:
+        service.close()

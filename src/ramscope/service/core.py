@@ -23,21 +23,24 @@ from .pool import Busy, DeadlineExceeded, EnginePool, PolicyCards, Usage
 __all__ = ["Operation", "Service"]
 
 
-def _server_paths(settings: Settings, policy_source: str) -> list[tuple[bytes, bytes]]:
-    """Each server file path an answer could quote (as given and absolute, as JSON writes it),
-    longest first, with what replaces it: the file's name, or ``<cache>`` for the cache directory."""
-    found: dict[bytes, bytes] = {}
+def _server_paths(settings: Settings, policy_source: str) -> list[tuple[str, str]]:
+    """Each server file path an answer could quote (as given and absolute), longest first, with what
+    replaces it: the file's name, or ``<cache>`` for the cache directory."""
+    found: dict[str, str] = {}
     named = [(settings.cassette, None), (policy_source or None, None), (settings.cache_dir, "<cache>")]
     for given, label in named:
         if not given:
             continue
         text = str(given)
         for form in {text, os.path.abspath(text), os.path.realpath(text)}:
-            if len(form) < 2:  # "/" or "." would rewrite every answer
-                continue
-            encoded = orjson.dumps(form)[1:-1]
-            found[encoded] = (label or os.path.basename(form.rstrip(os.sep))).encode()
+            found[form] = label or os.path.basename(form.rstrip(os.sep))
     return sorted(found.items(), key=lambda item: -len(item[0]))
+
+
+def _inside_text(path: str) -> bool:
+    """Whether ``path`` is distinctive enough to replace inside prose (an error message): absolute and
+    more than a top directory (``/tmp`` or a bare ``cache`` would rewrite ordinary words and URLs)."""
+    return os.path.isabs(path) and path.rstrip(os.sep).count(os.sep) >= 2
 
 
 Operation = Callable[[Engine, Usage], Answer]
@@ -120,18 +123,27 @@ class Service:
 
     def scrubbed(self, answer: Answer) -> Answer:
         """``answer`` without the server's file paths (its cassette, policy and cache): a report names
-        the cassette a spec was replayed from, and a client has no business knowing where it lies."""
+        the cassette a spec was replayed from, and a client has no business knowing where it lies.
+        JSON string values that are such a path (with a directory in it) are replaced whole
+        (``"origin": "cache"`` is never touched); paths inside longer strings only when absolute and
+        deep (:func:`_inside_text`)."""
         body = answer.body
         for path, name in self._scrub:
-            body = body.replace(path, name)
-        if body is answer.body:
+            if os.sep not in path:  # a bare name ("cache") is a word as well: never a leak of a layout
+                continue
+            encoded = orjson.dumps(path)
+            body = body.replace(encoded, orjson.dumps(name))
+            if _inside_text(path):
+                body = body.replace(encoded[1:-1], orjson.dumps(name)[1:-1])
+        if body == answer.body:
             return answer
         # The parsed document is dropped: MCP reads the scrubbed body instead.
         return dataclasses.replace(answer, body=body, doc=None)
 
     def scrub_text(self, text: str) -> str:
         for path, name in self._scrub:
-            text = text.replace(path.decode("utf-8", "replace"), name.decode("utf-8", "replace"))
+            if _inside_text(path):
+                text = text.replace(path, name)
         return text
 
     def health(self) -> dict[str, object]:
