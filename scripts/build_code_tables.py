@@ -1,0 +1,180 @@
+"""Rebuild the SDK tables the code reader uses (src/ramscope/evidence/data/code_*.json.gz).
+
+    python scripts/build_code_tables.py [--pygithub WHEEL] [--slack-sdk WHEEL] [--github-spec FILE]
+
+* ``code_google.json.gz``: per Discovery API and version the base URL (``rootUrl`` + ``servicePath``), and
+  per resource/method chain (``users.messages.list``) the APIs whose Discovery document has that method,
+  from the Discovery documents bundled with google-api-python-client (installed in the venv).
+* ``code_github.json.gz``: GitHub REST operationId -> (method, path) from ``@octokit/openapi``'s
+  ``api.github.com.json`` (``.corpora``, ``npm install @octokit/openapi``), and PyGithub's classes: each
+  method's documented ``:calls:`` endpoints (read as text from its wheel's docstrings, matched to
+  operationIds) and its return class (from the annotation), so ``g.get_repo(...).create_issue(...)`` is
+  ``issues/create``.
+* ``code_slack.json.gz``: slack_sdk ``WebClient`` method name -> Web API method (its ``self.api_call("...")``).
+
+The wheels are read as zip files with ``ast``: nothing of them is imported or run. Get them with
+``pip download --no-deps PyGithub slack_sdk``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gzip
+import json
+import re
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "src" / "ramscope" / "evidence" / "data"
+GITHUB_SPEC = ROOT / ".corpora" / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+_CALLS = re.compile(r":calls:\s*`(GET|POST|PUT|PATCH|DELETE|HEAD)\s+([^\s`<]+)")
+
+
+def _write(name: str, doc: Any) -> None:
+    raw = json.dumps(doc, separators=(",", ":"), sort_keys=True).encode()
+    packed = gzip.compress(raw, mtime=0, compresslevel=9)
+    (DATA / name).write_bytes(packed)
+    print(f"{name}: {len(raw)} bytes, {len(packed)} gzipped", file=sys.stderr)
+
+
+def google() -> dict[str, Any]:
+    import googleapiclient  # the documents only: read as JSON
+
+    docs = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
+    apis: dict[str, dict[str, str]] = {}
+    chains: dict[str, list[str]] = {}
+
+    def walk(node: dict[str, Any], prefix: str, key: str) -> None:
+        for mname, m in (node.get("methods") or {}).items():
+            if isinstance(m, dict) and isinstance(m.get("id"), str):
+                chains.setdefault(prefix + mname, []).append(key)
+        for rname, r in (node.get("resources") or {}).items():
+            if isinstance(r, dict):
+                walk(r, prefix + rname + ".", key)
+
+    for path in sorted(docs.glob("*.json")):
+        doc = json.loads(path.read_text("utf-8"))
+        name, version = doc.get("name"), doc.get("version")
+        if not isinstance(name, str) or not isinstance(version, str):
+            continue
+        apis.setdefault(name, {})[version] = str(doc.get("rootUrl", "")) + str(doc.get("servicePath", ""))
+        walk(doc, "", f"{name}:{version}")
+    return {"source": f"google-api-python-client {_version('googleapiclient')}", "apis": apis, "chains": chains}
+
+
+def _version(module: str) -> str:
+    from importlib.metadata import version
+
+    return version({"googleapiclient": "google-api-python-client"}.get(module, module))
+
+
+def _norm(path: str) -> str:
+    return re.sub(r"\{[^}]*\}", "{}", path.rstrip("/") or "/")
+
+
+def _returns(node: ast.expr | None) -> str:
+    """The class a PyGithub method returns (``PaginatedList[Issue]`` -> ``Issue``), or ""."""
+    if node is None:
+        return ""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return _returns(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return ""
+    if isinstance(node, ast.BinOp):  # X | None
+        return _returns(node.left) or _returns(node.right)
+    if isinstance(node, ast.Subscript):
+        base = _returns(node.value)
+        return _returns(node.slice) if base in {"PaginatedList", "list", "Iterator", "Optional"} else base
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return "" if node.id in {"None", "str", "int", "bool", "dict", "Any", "bytes"} else node.id
+    return ""
+
+
+def pygithub(wheel: Path, ops: dict[str, list[str]]) -> tuple[str, dict[str, Any]]:
+    by_route = {(m, _norm(p)): op for op, (m, p) in ops.items()}
+    classes: dict[str, Any] = {}
+    with zipfile.ZipFile(wheel) as z:
+        version = wheel.name.split("-")[1]
+        for name in z.namelist():
+            if not (name.startswith("github/") and name.endswith(".py")):
+                continue
+            tree = ast.parse(z.read(name))
+            for cls in tree.body:
+                if not isinstance(cls, ast.ClassDef):
+                    continue
+                methods: dict[str, Any] = {}
+                for fn in cls.body:
+                    if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or fn.name.startswith("_"):
+                        continue
+                    doc = ast.get_docstring(fn) or ""
+                    calls = []
+                    for m, p in _CALLS.findall(doc):
+                        op = by_route.get((m, _norm(p.split("?")[0])))
+                        calls.append([m, p.split("?")[0], op or ""])
+                    ret = _returns(fn.returns)
+                    if calls or ret:
+                        methods[fn.name] = {"calls": calls, "returns": ret}
+                if methods:
+                    classes[cls.name] = methods
+    return version, classes
+
+
+def slack(wheel: Path) -> tuple[str, dict[str, str]]:
+    out: dict[str, str] = {}
+    with zipfile.ZipFile(wheel) as z:
+        version = wheel.name.split("-")[1]
+        tree = ast.parse(z.read("slack_sdk/web/client.py"))
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name == "WebClient":
+            for fn in cls.body:
+                if not isinstance(fn, ast.FunctionDef):
+                    continue
+                for node in ast.walk(fn):
+                    if (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "api_call"
+                        and node.args
+                        and isinstance(node.args[0], ast.Constant)
+                        and isinstance(node.args[0].value, str)
+                    ):
+                        out.setdefault(fn.name, node.args[0].value)
+    return version, out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--pygithub", type=Path, required=True, help="PyGithub wheel (pip download --no-deps PyGithub)")
+    p.add_argument("--slack-sdk", type=Path, required=True, help="slack_sdk wheel (pip download --no-deps slack_sdk)")
+    p.add_argument("--github-spec", type=Path, default=GITHUB_SPEC)
+    args = p.parse_args(argv)
+    _write("code_google.json.gz", google())
+    spec = json.loads(args.github_spec.read_text("utf-8"))
+    ops: dict[str, list[str]] = {}
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            if isinstance(op, dict) and isinstance(op.get("operationId"), str):
+                ops[op["operationId"]] = [method.upper(), path]
+    gh_version, classes = pygithub(args.pygithub, ops)
+    _write(
+        "code_github.json.gz",
+        {
+            "source": f"@octokit/openapi {spec['info'].get('version', '')}; PyGithub {gh_version}",
+            "operations": ops,
+            "pygithub": classes,
+        },
+    )
+    sl_version, methods = slack(args.slack_sdk)
+    _write("code_slack.json.gz", {"source": f"slack_sdk {sl_version}", "methods": methods})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""The SDK tables the code readers consult (``data/code_*.json.gz``, rebuilt by ``scripts/build_code_tables.py``).
+
+Data, not code per SDK: Google's Discovery APIs and their resource/method chains (from the Discovery
+documents google-api-python-client bundles), GitHub's REST operations and PyGithub's documented
+``:calls:`` endpoints, slack_sdk's method names. Loaded once, lazily.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import orjson
+
+__all__ = ["DISCOVERY_URL", "GITHUB_API", "Tables", "kebab", "tables"]
+
+#: How the host index (and so the spec store) names a Discovery document.
+DISCOVERY_URL = "https://www.googleapis.com/discovery/v1/apis/{name}/{version}/rest"
+GITHUB_API = "https://api.github.com"
+_UNSTABLE = re.compile(r"alpha|beta|preview|internal", re.IGNORECASE)
+
+
+def _load(name: str) -> dict[str, Any]:
+    f = resources.files(__package__).joinpath("data").joinpath(name)
+    doc = orjson.loads(gzip.decompress(f.read_bytes()))
+    return doc if isinstance(doc, dict) else {}
+
+
+def kebab(name: str) -> str:
+    """githubkit's method name to the operationId's verb: ``list_for_repo`` -> ``list-for-repo``."""
+    return name.replace("_", "-")
+
+
+@dataclass(frozen=True, slots=True)
+class Tables:
+    #: Discovery API name -> version -> base URL (rootUrl + servicePath).
+    google_apis: dict[str, dict[str, str]]
+    #: ``users.messages.list`` -> ["gmail:v1", ...].
+    google_chains: dict[str, list[str]]
+    #: GitHub REST operationId -> [METHOD, path].
+    github_ops: dict[str, list[str]]
+    #: PyGithub class -> method -> {"calls": [[METHOD, path, operationId]], "returns": class}.
+    pygithub: dict[str, dict[str, Any]]
+    #: slack_sdk method name -> Web API method.
+    slack: dict[str, str]
+    sources: tuple[str, ...]
+
+    def google_version(self, api: str, chain: str, version: str | None = None) -> str | None:
+        """The version of ``api`` whose Discovery document has ``chain``: the one named, else the only one,
+        else the stable one when one stable version has it; ``None`` when none has it."""
+        versions = [k.partition(":")[2] for k in self.google_chains.get(chain, ()) if k.partition(":")[0] == api]
+        if version is not None:
+            return version if version in versions else None
+        if len(versions) == 1:
+            return versions[0]
+        stable = [v for v in versions if not _UNSTABLE.search(v)]
+        return stable[-1] if len(stable) == 1 else None
+
+    def google_apis_of(self, chain: str) -> set[str]:
+        return {k.partition(":")[0] for k in self.google_chains.get(chain, ())}
+
+    @property
+    def slack_methods(self) -> frozenset[str]:
+        return frozenset(self.slack.values())
+
+
+@cache
+def tables() -> Tables:
+    g, gh, sl = _load("code_google.json.gz"), _load("code_github.json.gz"), _load("code_slack.json.gz")
+    return Tables(
+        google_apis=g.get("apis", {}),
+        google_chains=g.get("chains", {}),
+        github_ops=gh.get("operations", {}),
+        pygithub=gh.get("pygithub", {}),
+        slack=sl.get("methods", {}),
+        sources=tuple(str(d.get("source", "")) for d in (g, gh, sl)),
+    )
