@@ -47,6 +47,31 @@ PREFILTER = (
     b"google.adk",
     b"langchain",
 )
+#: Modules whose names the reader follows; a method of anything else imported is a method of an unknown object.
+_KNOWN_ROOTS = frozenset(
+    {
+        "googleapiclient",
+        "apiclient",
+        "google",
+        "google_auth_oauthlib",
+        "oauth2client",
+        "azure",
+        "msgraph",
+        "msgraph_beta",
+        "github",
+        "githubkit",
+        "slack_sdk",
+        "slack",
+        "slack_bolt",
+        "requests",
+        "httpx",
+        "aiohttp",
+        "urllib",
+        "urllib2",
+        "mcp",
+        "fastmcp",
+    }
+)
 _GRAPH_USER = frozenset(
     {
         "InteractiveBrowserCredential",
@@ -578,6 +603,9 @@ class _Reader:
         self, recv: _Value, name: str, pos: list[_Value], kw: dict[str, _Value], node: ast.Call, base: ast.expr
     ) -> _Value:
         if isinstance(recv, _Mod):
+            if recv.path.partition(".")[0] not in _KNOWN_ROOTS:
+                # Another module's object (``from .auth import service``): as unknown as a parameter.
+                return self._unknown_receiver(name, pos, kw, node, base)
             return self._construct(f"{recv.path}.{name}", node, pos, kw)
         if isinstance(recv, _GSvc | _GRes):
             return self._google(recv, name, pos, node)
