@@ -47,11 +47,16 @@ def google() -> dict[str, Any]:
     docs = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
     apis: dict[str, dict[str, str]] = {}
     chains: dict[str, list[str]] = {}
+    #: api:version -> chain -> method id, where the id is not ``name.chain`` (Admin SDK's ``directory.users.list``).
+    ids: dict[str, dict[str, str]] = {}
 
     def walk(node: dict[str, Any], prefix: str, key: str) -> None:
+        name = key.partition(":")[0]
         for mname, m in (node.get("methods") or {}).items():
             if isinstance(m, dict) and isinstance(m.get("id"), str):
                 chains.setdefault(prefix + mname, []).append(key)
+                if m["id"] != f"{name}.{prefix}{mname}":
+                    ids.setdefault(key, {})[prefix + mname] = m["id"]
         for rname, r in (node.get("resources") or {}).items():
             if isinstance(r, dict):
                 walk(r, prefix + rname + ".", key)
@@ -63,7 +68,12 @@ def google() -> dict[str, Any]:
             continue
         apis.setdefault(name, {})[version] = str(doc.get("rootUrl", "")) + str(doc.get("servicePath", ""))
         walk(doc, "", f"{name}:{version}")
-    return {"source": f"google-api-python-client {_version('googleapiclient')}", "apis": apis, "chains": chains}
+    return {
+        "source": f"google-api-python-client {_version('googleapiclient')}",
+        "apis": apis,
+        "chains": chains,
+        "ids": ids,
+    }
 
 
 def _version(module: str) -> str:

@@ -431,3 +431,22 @@ def test_principal_is_left_to_the_walker() -> None:
     """The reader reports hints; it does not set the principal itself (the walk sees every file first)."""
     calls = [c for c in _read(GMAIL_QUICKSTART) if isinstance(c, ObservedCall)]
     assert calls[0].principal is Principal.UNKNOWN
+
+
+def test_method_ids_that_are_not_the_api_name_and_media_downloads() -> None:
+    """Admin SDK's directory_v1 names its methods ``directory.*``; ``files().get_media`` is files.get, executed by
+    MediaIoBaseDownload (the Drive download guide's idiom)."""
+    src = """\
+    import io
+    from googleapiclient.discovery import build
+    from googleapiclient.http import MediaIoBaseDownload
+
+    service = build("admin", "directory_v1", credentials=None)
+    results = service.users().list(customer="my_customer", maxResults=10).execute()
+
+    drive = build("drive", "v3")
+    request = drive.files().get_media(fileId="f")
+    file = io.BytesIO()
+    downloader = MediaIoBaseDownload(file, request)
+    """
+    assert [(line, op) for line, op, _ in _calls(src)] == [(6, "directory.users.list"), (9, "drive.files.get")]

@@ -35,12 +35,14 @@ def kebab(name: str) -> str:
     return name.replace("_", "-")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Tables:
     #: Discovery API name -> version -> base URL (rootUrl + servicePath).
     google_apis: dict[str, dict[str, str]]
     #: ``users.messages.list`` -> ["gmail:v1", ...].
     google_chains: dict[str, list[str]]
+    #: api:version -> chain -> method id, where it is not ``api.chain``.
+    google_ids: dict[str, dict[str, str]]
     #: GitHub REST operationId -> [METHOD, path].
     github_ops: dict[str, list[str]]
     #: PyGithub class -> method -> {"calls": [[METHOD, path, operationId]], "returns": class}.
@@ -60,6 +62,33 @@ class Tables:
         stable = [v for v in versions if not _UNSTABLE.search(v)]
         return stable[-1] if len(stable) == 1 else None
 
+    def google_method_id(self, api: str, version: str, chain: str) -> str:
+        """The Discovery method id of ``chain`` in ``api`` ``version`` (``admin`` ``directory_v1`` ``users.list`` ->
+        ``directory.users.list``)."""
+        return self.google_ids.get(f"{api}:{version}", {}).get(chain, f"{api}.{chain}")
+
+    def google_by_id(self, method_id: str) -> tuple[str, str, str] | None:
+        """(api, version, chain) of a Discovery method id, the stable version where several have it."""
+        api, _, chain = method_id.partition(".")
+        version = self.google_version(api, chain) if chain else None
+        if version is not None and self.google_method_id(api, version, chain) == method_id:
+            return api, version, chain
+        hits = self._exceptions().get(method_id, [])
+        stable = [h for h in hits if not _UNSTABLE.search(h[1])]
+        pick = stable or hits
+        return pick[-1] if pick else None
+
+    def _exceptions(self) -> dict[str, list[tuple[str, str, str]]]:
+        cached: dict[str, list[tuple[str, str, str]]] | None = getattr(self, "_by_id_cache", None)
+        if cached is None:
+            cached = {}
+            for key, chains in self.google_ids.items():
+                api, _, version = key.partition(":")
+                for chain, mid in chains.items():
+                    cached.setdefault(mid, []).append((api, version, chain))
+            object.__setattr__(self, "_by_id_cache", cached)
+        return cached
+
     def google_apis_of(self, chain: str) -> set[str]:
         return {k.partition(":")[0] for k in self.google_chains.get(chain, ())}
 
@@ -74,6 +103,7 @@ def tables() -> Tables:
     return Tables(
         google_apis=g.get("apis", {}),
         google_chains=g.get("chains", {}),
+        google_ids=g.get("ids", {}),
         github_ops=gh.get("operations", {}),
         pygithub=gh.get("pygithub", {}),
         slack=sl.get("methods", {}),

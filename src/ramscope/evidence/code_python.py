@@ -195,9 +195,9 @@ def parse_marker(text: str, label: str, line: int, t: Tables | None = None) -> O
     if op in t.github_ops:
         m, p = t.github_ops[op]
         return ObservedCall(method=m, url=GITHUB_API + p, operation=op, **site)  # type: ignore[arg-type]
-    api, _, chain = op.partition(".")
-    version = t.google_version(api, chain) if chain else None
-    if version is not None:
+    found = t.google_by_id(op)
+    if found is not None:
+        api, version, _chain = found
         base = t.google_apis.get(api, {}).get(version, "")
         spec = DISCOVERY_URL.format(name=api, version=version)
         return ObservedCall(method="", url=base, operation=op, spec=spec, **site)  # type: ignore[arg-type]
@@ -535,6 +535,11 @@ class _Reader:
             return _GSvc(api, version)
         if root in {"googleapiclient", "apiclient"} and last == "BatchHttpRequest":
             return _GBatch()
+        if root in {"googleapiclient", "apiclient"} and last in {"MediaIoBaseDownload", "MediaDownloadProgress"}:
+            request = kw.get("request", pos[1] if len(pos) > 1 else None)
+            if isinstance(request, _GRes) and node is not None:
+                self._emit_google(request, node)  # the download executes the request chunk by chunk
+            return None
         if root in {"msgraph", "msgraph_beta"} and last == "GraphServiceClient":
             return _Graph("beta" if root == "msgraph_beta" else "v1.0")
         if root == "github" and last in {"Github", "GithubIntegration"}:
@@ -670,6 +675,9 @@ class _Reader:
             return _GBatch()
         if name.endswith("_next") and chain:
             return _GRes(svc, (*chain, name[: -len("_next")]), node.lineno)
+        if name.endswith("_media") and chain:
+            # googleapiclient's media download of a method (``files().get_media``): that method, sent with alt=media.
+            return _GRes(svc, (*chain, name[: -len("_media")]), node.lineno)
         if name.startswith("_"):
             return None
         return _GRes(svc, (*chain, name), node.lineno)
@@ -724,14 +732,15 @@ class _Reader:
                 return
             version = found
         base = self.t.google_apis.get(api, {}).get(version, "")
+        method_id = self.t.google_method_id(api, version, chain)
         self._put(
             node,
-            f"{api}.{chain}",
+            method_id,
             self._call_at(
                 res.line,
                 method="",
                 url=strip_url(base) or base,
-                operation=f"{api}.{chain}",
+                operation=method_id,
                 via="googleapiclient",
                 spec=DISCOVERY_URL.format(name=api, version=version),
             ),
@@ -882,7 +891,9 @@ def _chain(node: ast.expr) -> tuple[str, ...] | None:
     out: list[str] = []
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         name = node.func.attr
-        out.append(name[: -len("_next")] if name.endswith("_next") and out == [] else name)
+        if not out and name.endswith(("_next", "_media")):
+            name = name.rpartition("_")[0]
+        out.append(name)
         node = node.func.value
     if not isinstance(node, ast.Name | ast.Attribute):
         return None
