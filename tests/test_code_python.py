@@ -450,3 +450,24 @@ def test_method_ids_that_are_not_the_api_name_and_media_downloads() -> None:
     downloader = MediaIoBaseDownload(file, request)
     """
     assert [(line, op) for line, op, _ in _calls(src)] == [(6, "directory.users.list"), (9, "drive.files.get")]
+
+
+def test_an_adk_mcp_toolset_calls_the_tools_of_its_filter() -> None:
+    """ADK's McpToolset on a Streamable HTTP server (as Google's enterprise-ai-agent sample writes it)."""
+    src = """\
+    from google.adk.agents.llm_agent import LlmAgent
+    from google.adk.tools.mcp_tool.mcp_toolset import McpToolset, StreamableHTTPConnectionParams
+
+    search = McpToolset(
+        connection_params=StreamableHTTPConnectionParams(url="https://discoveryengine.googleapis.com/mcp"),
+        tool_filter=["search", "fetch"],
+    )
+    everything = McpToolset(connection_params=StreamableHTTPConnectionParams(url="https://other.example/mcp"))
+    agent = LlmAgent(name="a", tools=[search, everything])
+    """
+    found = [(c.entry, c.tool, c.url) for c in _read(src) if isinstance(c, ObservedCall)]
+    assert found == [
+        (4, "search", "https://discoveryengine.googleapis.com/mcp"),
+        (4, "fetch", "https://discoveryengine.googleapis.com/mcp"),
+    ]
+    assert _unresolved(src) == [(8, "an MCP toolset without a literal tool_filter exposes every tool its server lists")]

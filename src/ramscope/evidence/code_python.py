@@ -95,6 +95,11 @@ class _Str:
 
 
 @dataclass(frozen=True, slots=True)
+class _List:
+    items: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Mod:
     """An imported name, by its dotted path (``googleapiclient.discovery.build``)."""
 
@@ -424,6 +429,8 @@ class _Reader:
             return None
         if isinstance(node, ast.Tuple):
             return tuple(self._eval(e, scope, d) for e in node.elts)
+        if isinstance(node, ast.List):
+            return _List(tuple(self._eval(e, scope, d) for e in node.elts))
         if isinstance(node, ast.NamedExpr):
             v = self._eval(node.value, scope, d)
             self._bind(node.target, v, scope, d)
@@ -580,10 +587,36 @@ class _Reader:
             if last == "Client" and root == "fastmcp":
                 src = pos[0] if pos else kw.get("transport")
                 return _Mcp(src.text if isinstance(src, _Str) and src.text.startswith("http") else None)
+        if root == "google" and ".adk." in path + "." and node is not None:
+            made = self._adk(last, pos, kw, node)
+            if made is not None:
+                return made
         self._identity_hint(path)
         if node is not None and path == "slack_bolt.say":
             self._emit_slack("chat.postMessage", node, "slack_bolt")
         return _Mod(path)
+
+    def _adk(self, last: str, pos: list[_Value], kw: dict[str, _Value], node: ast.Call) -> _Value:
+        """Google ADK: connection parameters name an MCP server; a toolset's ``tool_filter`` names the tools the
+        agent may call on it (without one, every tool the server lists: unresolved)."""
+        if last in {"StreamableHTTPConnectionParams", "SseConnectionParams", "SseServerParams"}:
+            url = kw.get("url", pos[0] if pos else None)
+            return _Mcp(url.text if isinstance(url, _Str) else None)
+        if last in {"StdioConnectionParams", "StdioServerParameters"}:
+            return _Mcp("")
+        if last in {"McpToolset", "MCPToolset"}:
+            server = kw.get("connection_params", pos[0] if pos else None)
+            session = server if isinstance(server, _Mcp) else _Mcp(None)
+            names = kw.get("tool_filter")
+            if isinstance(names, _List) and names.items and all(isinstance(n, _Str) for n in names.items):
+                for n in names.items:
+                    self._emit_tool(session, [n], {}, node)
+            else:
+                self._unresolved(
+                    node, "adk", "an MCP toolset without a literal tool_filter exposes every tool its server lists"
+                )
+            return None
+        return None
 
     def _identity_hint(self, path: str) -> None:
         parts = path.split(".")
