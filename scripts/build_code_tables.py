@@ -1,10 +1,12 @@
 """Rebuild the SDK tables the code reader uses (src/ramscope/evidence/data/code_*.json.gz).
 
-    python scripts/build_code_tables.py [--pygithub WHEEL] [--slack-sdk WHEEL] [--github-spec FILE]
+    python scripts/build_code_tables.py --pygithub WHEEL --slack-sdk WHEEL [--gapic WHEEL]... [--github-spec FILE]
 
 * ``code_google.json.gz``: per Discovery API and version the base URL (``rootUrl`` + ``servicePath``), and
   per resource/method chain (``users.messages.list``) the APIs whose Discovery document has that method,
   from the Discovery documents bundled with google-api-python-client (installed in the venv).
+  GAPIC clients (``--gapic``: google-apps-chat, google-apps-meet wheels): each client method's Discovery method id,
+  by its REST rule's HTTP method and path.
 * ``code_github.json.gz``: GitHub REST operationId -> (method, path) from ``@octokit/openapi``'s
   ``api.github.com.json`` (``.corpora``, ``npm install @octokit/openapi``), and PyGithub's classes: each
   method's documented ``:calls:`` endpoints (read as text from its wheel's docstrings, matched to
@@ -159,13 +161,102 @@ def slack(wheel: Path) -> tuple[str, dict[str, str]]:
     return version, out
 
 
+def _route(path: str) -> str:
+    """A URI template of google.api.http or a Discovery flatPath, with each variable as ``{}``:
+    ``/v1/{parent=spaces/*}/members`` and ``v1/spaces/{spacesId}/members`` are both ``/v1/spaces/{}/members``."""
+    path = "/" + path.lstrip("/")
+    path = re.sub(r"\{[^}=]+=([^}]*)\}", lambda m: m.group(1), path)
+    path = re.sub(r"\{[^}]*\}", "{}", path)
+    return re.sub(r"\*\*?", "{}", path)
+
+
+def _discovery_routes(name: str, version: str) -> dict[tuple[str, str], str]:
+    import googleapiclient
+
+    doc = json.loads(
+        (Path(googleapiclient.__file__).parent / "discovery_cache" / "documents" / f"{name}.{version}.json").read_text()
+    )
+    out: dict[tuple[str, str], str] = {}
+
+    def walk(node: dict[str, Any]) -> None:
+        for m in (node.get("methods") or {}).values():
+            if isinstance(m, dict) and isinstance(m.get("id"), str):
+                route = _route(str(m.get("flatPath") or m.get("path", "")))
+                out[(str(m.get("httpMethod", "")).upper(), route)] = m["id"]
+        for r in (node.get("resources") or {}).values():
+            if isinstance(r, dict):
+                walk(r)
+
+    walk(doc)
+    return out
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def gapic(wheel: Path) -> tuple[str, dict[str, Any]]:
+    """A Google Cloud / Workspace GAPIC client's methods -> Discovery method ids: each RPC's ``google.api.http``
+    rule (its REST transport's ``_get_http_options``, read as text with ast) matched to the Discovery method
+    with that HTTP method and path."""
+    out: dict[str, Any] = {}
+    with zipfile.ZipFile(wheel) as z:
+        version = wheel.name.split("-")[1]
+        for name in z.namelist():
+            m = re.match(r"(google/(?:apps|cloud)/(\w+?)_(v\d+\w*))/services/(\w+)/transports/rest_base\.py$", name)
+            if not m:
+                continue
+            package, api, api_version, service = m.group(1).replace("/", "."), m.group(2), m.group(3), m.group(4)
+            try:
+                routes = _discovery_routes(api, api_version)
+            except FileNotFoundError:
+                continue
+            client = "".join(p.title() for p in service.split("_")) + "Client"
+            methods: dict[str, str] = {}
+            for cls in ast.walk(ast.parse(z.read(name))):
+                if not (isinstance(cls, ast.ClassDef) and cls.name.startswith("_Base")):
+                    continue
+                rule = next(
+                    (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "_get_http_options"), None
+                )
+                if rule is None:
+                    continue
+                for node in ast.walk(rule):
+                    if isinstance(node, ast.Dict):
+                        d = {
+                            k.value: v.value
+                            for k, v in zip(node.keys, node.values, strict=False)
+                            if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+                        }
+                        if "method" in d and "uri" in d:
+                            mid = routes.get((str(d["method"]).upper(), _route(str(d["uri"]))))
+                            if mid:
+                                methods.setdefault(_snake(cls.name[len("_Base") :]), mid)
+                            break
+            if methods:
+                out[f"{package}.{client}"] = {"api": api, "version": api_version, "methods": methods}
+    return version, out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pygithub", type=Path, required=True, help="PyGithub wheel (pip download --no-deps PyGithub)")
     p.add_argument("--slack-sdk", type=Path, required=True, help="slack_sdk wheel (pip download --no-deps slack_sdk)")
     p.add_argument("--github-spec", type=Path, default=GITHUB_SPEC)
+    p.add_argument(
+        "--gapic", type=Path, action="append", default=[], help="a GAPIC wheel (google-apps-chat ...), repeatable"
+    )
     args = p.parse_args(argv)
-    _write("code_google.json.gz", google())
+    g = google()
+    clients: dict[str, Any] = {}
+    versions = []
+    for wheel in args.gapic:
+        v, found = gapic(wheel)
+        clients.update(found)
+        versions.append(f"{wheel.name.split('-')[0]} {v}")
+    g["gapic"] = clients
+    g["source"] += "; " + ", ".join(versions) if versions else ""
+    _write("code_google.json.gz", g)
     spec = json.loads(args.github_spec.read_text("utf-8"))
     ops: dict[str, list[str]] = {}
     for path, item in spec["paths"].items():

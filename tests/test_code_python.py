@@ -471,3 +471,31 @@ def test_an_adk_mcp_toolset_calls_the_tools_of_its_filter() -> None:
         (4, "fetch", "https://discoveryengine.googleapis.com/mcp"),
     ]
     assert _unresolved(src) == [(8, "an MCP toolset without a literal tool_filter exposes every tool its server lists")]
+
+
+def test_gapic_clients_as_the_chat_and_meet_samples_write_them() -> None:
+    """google-apps-chat / google-apps-meet: each client method is the Discovery method its REST rule is."""
+    src = """\
+    from google.apps import chat_v1 as google_chat
+    from google.apps import meet_v2
+    from authentication_utils import create_client_with_user_credentials
+
+    def main():
+        client = google_chat.ChatServiceClient(credentials=None)
+        client.create_message(google_chat.CreateMessageRequest(parent="spaces/S"))
+        meet = meet_v2.SpacesServiceAsyncClient()
+        meet.create_space(request=meet_v2.CreateSpaceRequest())
+        other = create_client_with_user_credentials()
+        other.list_memberships(google_chat.ListMembershipsRequest(parent="spaces/S"))
+        client.common_project_path("p")
+    """
+    assert [(line, op) for line, op, _ in _calls(src)] == [
+        (7, "chat.spaces.messages.create"),
+        (9, "meet.spaces.create"),
+        (11, "chat.spaces.members.list"),
+    ]
+    specs = {c.spec for c in _read(src) if isinstance(c, ObservedCall)}
+    assert specs == {
+        "https://www.googleapis.com/discovery/v1/apis/chat/v1/rest",
+        "https://www.googleapis.com/discovery/v1/apis/meet/v2/rest",
+    }

@@ -22,6 +22,7 @@ __all__ = ["DISCOVERY_URL", "GITHUB_API", "Tables", "kebab", "tables"]
 DISCOVERY_URL = "https://www.googleapis.com/discovery/v1/apis/{name}/{version}/rest"
 GITHUB_API = "https://api.github.com"
 _UNSTABLE = re.compile(r"alpha|beta|preview|internal", re.IGNORECASE)
+_VERSIONED = re.compile(r"_v\d+\w*")
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -43,6 +44,8 @@ class Tables:
     google_chains: dict[str, list[str]]
     #: api:version -> chain -> method id, where it is not ``api.chain``.
     google_ids: dict[str, dict[str, str]]
+    #: GAPIC client (``google.apps.chat_v1.ChatServiceClient``) -> {"api", "version", "methods": {name: method id}}.
+    gapic: dict[str, dict[str, Any]]
     #: GitHub REST operationId -> [METHOD, path].
     github_ops: dict[str, list[str]]
     #: PyGithub class -> method -> {"calls": [[METHOD, path, operationId]], "returns": class}.
@@ -89,6 +92,21 @@ class Tables:
             object.__setattr__(self, "_by_id_cache", cached)
         return cached
 
+    def gapic_client(self, path: str) -> str | None:
+        """The GAPIC client a dotted import path names (``google.apps.chat.ChatServiceAsyncClient`` ->
+        ``google.apps.chat_v1.ChatServiceClient``), or ``None``."""
+        cls = path.rpartition(".")[2].replace("AsyncClient", "Client")
+        bare = _VERSIONED.sub("", path.rpartition(".")[0])
+        for key in self.gapic:
+            package, _, name = key.rpartition(".")
+            if name == cls and bare.startswith(_VERSIONED.sub("", package)):
+                return key
+        return None
+
+    def gapic_packages(self) -> list[tuple[str, str]]:
+        """(unversioned package ``google.apps.chat``, client key) pairs, for methods of a client made elsewhere."""
+        return [(_VERSIONED.sub("", k.rpartition(".")[0]), k) for k in self.gapic]
+
     def google_apis_of(self, chain: str) -> set[str]:
         return {k.partition(":")[0] for k in self.google_chains.get(chain, ())}
 
@@ -104,6 +122,7 @@ def tables() -> Tables:
         google_apis=g.get("apis", {}),
         google_chains=g.get("chains", {}),
         google_ids=g.get("ids", {}),
+        gapic=g.get("gapic", {}),
         github_ops=gh.get("operations", {}),
         pygithub=gh.get("pygithub", {}),
         slack=sl.get("methods", {}),

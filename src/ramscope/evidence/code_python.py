@@ -45,6 +45,8 @@ PREFILTER = (
     b"mcp",
     b"ramscope:",
     b"google.adk",
+    b"google.apps",
+    b"google.cloud",
     b"langchain",
 )
 #: Modules whose names the reader follows; a method of anything else imported is a method of an unknown object.
@@ -117,6 +119,13 @@ class _GRes:
     svc: _GSvc | None
     chain: tuple[str, ...]
     line: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Gapic:
+    """A Google Cloud / Workspace GAPIC client (``chat_v1.ChatServiceClient()``), by its table key."""
+
+    key: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -540,6 +549,8 @@ class _Reader:
             api = _text(kw.get("serviceName", pos[0] if pos else None))
             version = _text(kw.get("version", pos[1] if len(pos) > 1 else None))
             return _GSvc(api, version)
+        if root == "google" and last.endswith("Client") and (key := self.t.gapic_client(path)) is not None:
+            return _Gapic(key)
         if root in {"googleapiclient", "apiclient"} and last == "BatchHttpRequest":
             return _GBatch()
         if root in {"googleapiclient", "apiclient"} and last in {"MediaIoBaseDownload", "MediaDownloadProgress"}:
@@ -647,6 +658,9 @@ class _Reader:
             return self._construct(f"{recv.path}.{name}", node, pos, kw)
         if isinstance(recv, _GSvc | _GRes):
             return self._google(recv, name, pos, node)
+        if isinstance(recv, _Gapic):
+            self._emit_gapic(recv.key, name, node)
+            return None
         if isinstance(recv, _GBatch):
             if name == "add" and pos and isinstance(pos[0], _GRes):
                 self._emit_google(pos[0], node)
@@ -683,6 +697,10 @@ class _Reader:
             chain = _chain(base)
             if chain is not None and len(chain) >= 2:
                 self._emit_google(_GRes(None, chain, base.lineno), node)
+            return None
+        gapic = [k for p, k in self.t.gapic_packages() if name in self.t.gapic[k]["methods"] and self._imports(p)]
+        if len(gapic) == 1:
+            self._emit_gapic(gapic[0], name, node)
             return None
         if name in self.t.slack and ("slack_sdk" in self.imported_roots or "slack_bolt" in self.imported_roots):
             self._emit_slack(self.t.slack[name], node, "slack_sdk")
@@ -794,6 +812,31 @@ class _Reader:
                 url=f"https://graph.microsoft.com/{g.version}{path}",
                 operation=f"{method} {path}",
                 via="msgraph-sdk",
+            ),
+        )
+
+    def _imports(self, package: str) -> bool:
+        """Whether the module imports ``package`` (``google.apps.chat``), any version of it."""
+        bare = [re.sub(r"_v\d+\w*", "", p) for p in self.imports.values()]
+        return any(b == package or b.startswith(package + ".") for b in bare)
+
+    def _emit_gapic(self, key: str, name: str, node: ast.Call) -> None:
+        entry = self.t.gapic[key]
+        method_id = entry["methods"].get(name)
+        if method_id is None:
+            return  # a helper of the client (``common_project_path``, ``close``), no RPC
+        api, version = entry["api"], entry["version"]
+        base = self.t.google_apis.get(api, {}).get(version, "")
+        self._put(
+            node,
+            method_id,
+            self._call_at(
+                node.lineno,
+                method="",
+                url=strip_url(base) or base,
+                operation=method_id,
+                via=key.rpartition(".")[0].replace(".", "-").replace("_", "-"),
+                spec=DISCOVERY_URL.format(name=api, version=version),
             ),
         )
 
