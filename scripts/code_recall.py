@@ -6,9 +6,10 @@ Each labelled repository is read from a checkout: ``--checkout`` names one, else
 ``/work/.mirror/OWNER+NAME/repo`` (a bare git directory; the labelled files are read with ``git show`` at the
 labelled commit into a temporary directory). The code is never committed here: only the labels are.
 
-The reader is run as ``ramscope --offline draft --code`` with an empty cache runs it (no spec can be fetched), and
-its call sites in the labelled files are compared with the labels per file, as multisets of the operation as the
-code names it (a Discovery method id, ``METHOD /path``, an MCP tool, a GitHub operationId, a Slack method).
+The reader is run as ``ramscope --offline draft --code`` runs it with an empty cache (no spec can be fetched), and
+the draft report's ``call_sites`` in the labelled files are compared with the labels per file, as multisets of
+the operation as the code names it (a Discovery method id, ``METHOD /path``, an MCP tool, a GitHub operationId,
+a Slack method).
 Recall: labelled calls found / labelled calls. Precision: calls found that are labelled / calls found.
 """
 
@@ -25,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from ramscope.evidence.code import CodeRead, read_code  # noqa: E402
-from ramscope.evidence.drafting import site_of  # noqa: E402
+from ramscope.config import Settings  # noqa: E402
+from ramscope.evidence import draft  # noqa: E402
 
 
 def _materialise(repo: str, commit: str, paths: list[str], given: dict[str, Path], work: Path) -> Path:
@@ -47,8 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--labels", type=Path, default=ROOT / "bench" / "code_recall" / "labels.json")
     ap.add_argument("--checkout", action="append", default=[], help="OWNER/NAME=DIR: a checkout of a labelled repo")
     ap.add_argument("-v", "--verbose", action="store_true", help="list each miss and each call not labelled")
+    ap.add_argument("--set", choices=("development", "held-out", "all"), default="all", help="score one set only")
     args = ap.parse_args(argv)
     doc = json.loads(args.labels.read_text("utf-8"))
+    if args.set != "all":
+        doc["files"] = [f for f in doc["files"] if f.get("set") == args.set]
+        doc["calls"] = [c for c in doc["calls"] if c.get("set") == args.set]
     given = {k: Path(v) for k, _, v in (c.partition("=") for c in args.checkout)}
     expected: dict[tuple[str, str], Counter[str]] = {}
     for f in doc["files"]:
@@ -60,13 +65,17 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ramscope-recall-") as tmp:
         for repo, meta in doc["sources"].items():
             paths = [p for r, p in expected if r == repo]
+            if not paths:
+                continue
             root = _materialise(repo, meta["commit"], paths, given, Path(tmp))
-            info = CodeRead()
-            # The root, absolute: each file is named by its path under it, as the labels name it.
-            for call in read_code([root.resolve()], info):
-                if (repo, call.source) in found:
-                    found[(repo, call.source)][site_of(call)] += 1
-            unresolved += sum(1 for u in info.unresolved if (repo, u.source) in found)
+            # As the benchmark runs it: ``--offline draft --code ROOT`` with an empty cache; its report's call sites
+            # (the root absolute: each file is named by its path under it, as the labels name it).
+            settings = Settings(offline=True, cache_dir=Path(tmp) / "empty-cache")
+            report = draft([], code=[root.resolve()], settings=settings).report()
+            for site in report["call_sites"]:
+                if (repo, site["file"]) in found:
+                    found[(repo, site["file"])][site["operation"]] += 1
+            unresolved += sum(1 for u in report["unresolved"] if (repo, u["file"]) in found)
     tp = sum(sum((found[k] & expected[k]).values()) for k in expected)
     labelled = sum(sum(v.values()) for v in expected.values())
     predicted = sum(sum(v.values()) for v in found.values())
@@ -82,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         json.dumps(
             {
+                "set": args.set,
                 "files": len(expected),
                 "labelled_calls": labelled,
                 "found_calls": predicted,

@@ -499,3 +499,21 @@ def test_gapic_clients_as_the_chat_and_meet_samples_write_them() -> None:
         "https://www.googleapis.com/discovery/v1/apis/chat/v1/rest",
         "https://www.googleapis.com/discovery/v1/apis/meet/v2/rest",
     }
+
+
+def test_tools_of_servers_without_a_url_are_unresolved_but_named() -> None:
+    """A stdio server, or a client whose server is a parameter: the tool is named, the server cannot be told."""
+    src = """\
+    from mcp.client import Client
+    import httpx2
+
+    async def main(target):
+        async with Client(target) as client:
+            await client.call_tool("divide", {"a": 6, "b": 2})
+        with httpx2.Client() as http:
+            http.post("https://api.groq.com/openai/v1/chat/completions", json={})
+    """
+    found = _read(src)
+    unresolved = [(c.line, c.operation) for c in found if isinstance(c, UnresolvedCall)]
+    assert unresolved == [(6, "divide")]
+    assert _calls(src) == [(8, "POST /openai/v1/chat/completions", "httpx2")]

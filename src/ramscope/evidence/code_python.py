@@ -67,6 +67,7 @@ _KNOWN_ROOTS = frozenset(
         "slack_bolt",
         "requests",
         "httpx",
+        "httpx2",
         "aiohttp",
         "urllib",
         "urllib2",
@@ -570,7 +571,7 @@ class _Reader:
             return _Slack()
         if root == "slack_bolt" and last in {"App", "AsyncApp"}:
             return _Mod("slack_bolt.App")
-        if root in {"requests", "httpx", "aiohttp"}:
+        if root in {"requests", "httpx", "httpx2", "aiohttp"}:
             if last in {"Session", "session", "Client", "AsyncClient", "ClientSession"}:
                 return _Http(root, _text(kw.get("base_url", pos[0] if pos and root == "aiohttp" else None)))
             if node is not None and (last in _HTTP_VERBS or last == "request"):
@@ -595,7 +596,7 @@ class _Reader:
             if last == "ClientSession":
                 first = pos[0] if pos else kw.get("read_stream")
                 return first if isinstance(first, _Mcp) else _Mcp(None)
-            if last == "Client" and root == "fastmcp":
+            if last == "Client":  # fastmcp's Client(url), mcp 2.x's mcp.client.Client(target)
                 src = pos[0] if pos else kw.get("transport")
                 return _Mcp(src.text if isinstance(src, _Str) and src.text.startswith("http") else None)
         if root == "google" and ".adk." in path + "." and node is not None:
@@ -745,9 +746,10 @@ class _Reader:
     def _call_at(self, line: int, **kw: Any) -> ObservedCall:
         return ObservedCall(time="", fmt=EvidenceFormat.CODE, source=self.label, entry=line, **kw)
 
-    def _unresolved(self, node: ast.AST, via: str, reason: str) -> None:
+    def _unresolved(self, node: ast.AST, via: str, reason: str, operation: str = "") -> None:
         text = one_line(ast.unparse(node), max_len=160) if self.report else ""
-        self._put(node, "?", UnresolvedCall(self.label, getattr(node, "lineno", 0), via, reason, text))
+        line = getattr(node, "lineno", 0)
+        self._put(node, f"? {operation}", UnresolvedCall(self.label, line, via, reason, text, operation))
 
     def _emit_google(self, res: _GRes, node: ast.Call) -> None:
         chain = ".".join(res.chain)
@@ -907,11 +909,11 @@ class _Reader:
             self._unresolved(node, "mcp", "the tool name is not a literal")
             return
         if session.url == "":
-            self._unresolved(node, "mcp", f"tool {tool!r} of an MCP server run locally over stdio (no URL)")
+            self._unresolved(node, "mcp", f"tool {tool!r} of an MCP server run locally over stdio (no URL)", tool)
             return
         url = strip_url(session.url) if session.url else None
         if url is None or "{" in url:
-            self._unresolved(node, "mcp", f"tool {tool!r}: the MCP server's URL cannot be told statically")
+            self._unresolved(node, "mcp", f"tool {tool!r}: the MCP server's URL cannot be told statically", tool)
             return
         self._put(node, f"tool {tool}", self._call_at(node.lineno, method="tools/call", url=url, tool=tool, via="mcp"))
 

@@ -154,7 +154,15 @@ class DraftResult:
             "call_sites": [dict(x) for x in self.call_sites],
             "call_sites_more": self.call_sites_more,
             "unresolved": [
-                {"site": u.site, "file": u.source, "line": u.line, "via": u.via, "reason": u.reason, "text": u.text}
+                {
+                    "site": u.site,
+                    "file": u.source,
+                    "line": u.line,
+                    "via": u.via,
+                    "reason": u.reason,
+                    "text": u.text,
+                    "operation": u.operation or None,
+                }
                 for u in self.unresolved
             ],
             "mcp_servers": [dict(x) for x in self.mcp_servers],
@@ -630,7 +638,11 @@ def draft(
         unmatched_more=d.misses_more,
         evidence=tuple(summaries),
         diagnostics=tuple(diags),
-        call_sites=tuple(_site_record(c, matched, d) for c, matched in sites),
+        call_sites=(
+            *(_site_record(c, matched, d) for c, matched in sites),
+            # A site whose operation the code names though the call cannot be resolved (a tool of a stdio server).
+            *(_unresolved_site(u) for u in info.unresolved if u.operation),
+        ),
         call_sites_more=sites_more,
         unresolved=tuple(info.unresolved),
         seen=tuple(
@@ -661,6 +673,23 @@ def _site_record(call: ObservedCall, matched: int, d: _Drafter) -> dict[str, Any
         "tool": call.tool or None,
         "spec_url": call.spec or None,
         "matched": bool(matched),
+        "unresolved": None,
+    }
+
+
+def _unresolved_site(u: UnresolvedCall) -> dict[str, Any]:
+    return {
+        "site": u.site,
+        "file": u.source,
+        "line": u.line,
+        "via": u.via,
+        "operation": u.operation,
+        "method": None,
+        "url": None,
+        "tool": u.operation if u.via == "mcp" else None,
+        "spec_url": None,
+        "matched": False,
+        "unresolved": u.reason,
     }
 
 
