@@ -315,3 +315,35 @@ def test_a_har_of_google_calls_with_ya29_tokens_drafts_a_card_that_validates_and
     assert report.accesses
     assert all(a.scopes for a in report.accesses)
     assert "ya29.a0AfB" not in json.dumps(result.card) + json.dumps(result.report())
+
+
+TS_ISSUE = """\
+import { Octokit } from "@octokit/rest";
+
+const octokit = new Octokit({ auth: process.env.GITHUB_TOKEN });
+
+export async function fileBug(title: string) {
+  return await octokit.rest.issues.create({ owner: "octo", repo: "hello", title });
+}
+"""
+
+
+def test_a_typescript_github_issue_create_joins_the_python_agents_card(
+    agent: Agent, settings: Settings, tmp_path: Path
+) -> None:
+    """With the TypeScript reader installed (h31-js's code_js), the agent's TS tool is drafted beside its Python."""
+    pytest.importorskip("ramscope.evidence.code_js")
+    web = tmp_path / "web"
+    web.mkdir()
+    (web / "github.ts").write_text(TS_ISSUE, "utf-8")
+    github = ROOT / ".corpora" / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+    agent.api.route("/specs/github.json", body=github.read_bytes())
+    specs = [*agent.specs, ("https://api.github.com/", f"{agent.api.base_url}/specs/github.json")]
+    result = draft([], code=[agent.root, web], specs=specs, settings=settings)
+    assert {"issues/create", "gmail.users.messages.send"} <= _ops(dict(result.card))
+    diags = _placeholders(validate(dict(result.card)))
+    assert {d.code for d in diags} == {"draft-placeholder"}
+    sites = {(s["operation"], s["site"]) for s in result.report()["call_sites"]}
+    assert ("issues/create", "github.ts:6") in sites
+    report = derive(dict(result.card), settings=settings)
+    assert report.accesses
