@@ -517,3 +517,39 @@ def test_tools_of_servers_without_a_url_are_unresolved_but_named() -> None:
     unresolved = [(c.line, c.operation) for c in found if isinstance(c, UnresolvedCall)]
     assert unresolved == [(6, "divide")]
     assert _calls(src) == [(8, "POST /openai/v1/chat/completions", "httpx2")]
+
+
+def test_adk_google_api_toolsets_and_openapi_toolsets() -> None:
+    """ADK's CalendarToolset(tool_filter=[...]) is those Calendar methods; an OpenAPIToolset's spec (inline, or a
+    file of the tree read through open_file) gives its operations on its server."""
+    spec = (
+        '{"openapi": "3.0.0", "servers": [{"url": "https://petstore3.swagger.io/api/v3"}], "paths": {'
+        '"/pet/{petId}": {"get": {"operationId": "getPetById"}, "delete": {"operationId": "deletePet"}},'
+        '"/store/order": {"post": {"operationId": "placeOrder"}}}}'
+    )
+    src = """\
+    from google.adk.tools.google_api_tool import CalendarToolset, GmailToolset
+    from google.adk.tools.openapi_tool.openapi_spec_parser.openapi_toolset import OpenAPIToolset
+
+    calendar = CalendarToolset(tool_filter=["calendar_events_list", "calendar_events_quick_add"])
+    gmail = GmailToolset(client_id="x", client_secret="y")
+    with open("specs/petstore.json") as f:
+        petstore = OpenAPIToolset(spec_str=f.read(), spec_str_type="json", tool_filter=["get_pet_by_id"])
+    """
+    opened: list[str] = []
+
+    def open_file(label: str) -> bytes | None:
+        opened.append(label)
+        return spec.encode() if label == "agents/specs/petstore.json" else None
+
+    found = list(read_python(textwrap.dedent(src).encode(), "agents/agent.py", open_file=open_file))
+    calls = [(c.entry, c.operation or f"{c.method} {c.url}") for c in found if isinstance(c, ObservedCall)]
+    assert calls == [
+        (4, "calendar.events.list"),
+        (4, "calendar.events.quickAdd"),
+        (7, "GET https://petstore3.swagger.io/api/v3/pet/{petId}"),
+    ]
+    assert opened == ["agents/specs/petstore.json"]
+    assert [(c.line, c.reason) for c in found if isinstance(c, UnresolvedCall)] == [
+        (5, "GmailToolset without a literal tool_filter exposes every method of gmail v1")
+    ]

@@ -104,3 +104,24 @@ def test_typescript_goes_to_code_js(tmp_path: Path) -> None:
     (tmp_path / "web.ts").write_text("await fetch('https://api.example.com/v1/web', {method: 'POST'})\n", "utf-8")
     calls = list(read_code([tmp_path], CodeRead()))
     assert [(c.method, c.path, c.source) for c in calls] == [("POST", "/v1/web", "web.ts")]
+
+
+def test_an_openapi_toolset_reads_its_spec_only_inside_the_root(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    spec = '{"openapi": "3.0.0", "servers": [{"url": "https://api.example.com"}], "paths": {"/x": {"get": {}}}}'
+    outside.write_text(spec, "utf-8")
+    root = tmp_path / "agent"
+    (root / "specs").mkdir(parents=True)
+    (root / "specs" / "api.json").write_text(spec, "utf-8")
+    os.symlink(outside, root / "specs" / "link.json")
+    (root / "tools.py").write_text(
+        "from google.adk.tools.openapi_tool import OpenAPIToolset\n"
+        "a = OpenAPIToolset(spec_str=open('specs/api.json').read(), spec_str_type='json')\n"
+        "b = OpenAPIToolset(spec_str=open('../outside.json').read(), spec_str_type='json')\n"
+        "c = OpenAPIToolset(spec_str=open('specs/link.json').read(), spec_str_type='json')\n",
+        "utf-8",
+    )
+    info = CodeRead()
+    calls = [(c.entry, c.method, c.url) for c in read_code([root], info)]
+    assert calls == [(2, "GET", "https://api.example.com/x")]
+    assert [u.line for u in info.unresolved] == [3, 4]

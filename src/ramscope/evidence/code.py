@@ -216,7 +216,7 @@ def read_code(
             elif not any(word in data for word in PREFILTER):
                 continue  # names no client ramscope knows: nothing to read
             else:
-                items = read_python(data, name, hints=info.hints)
+                items = read_python(data, name, hints=info.hints, open_file=_opener(root, label, limits))
             try:
                 for item in items:
                     if isinstance(item, UnresolvedCall):
@@ -232,6 +232,28 @@ def read_code(
     # Whose credential: the code's own evidence (a user OAuth flow, a service account key) per provider.
     for call in pending:
         yield _with_identity(call, info.hints)
+
+
+def _opener(root: Path, label: str, limits: CodeLimits) -> Callable[[str], bytes | None]:
+    """Reads a file the code names (an OpenAPI toolset's spec) by its label, only inside the root."""
+    base = root if root.is_dir() else root.parent
+    real_root = os.path.realpath(base)
+    prefix = "" if label in {"", "."} or root.is_file() else label.rstrip("/") + "/"
+
+    def read(target: str) -> bytes | None:
+        rel = target[len(prefix) :] if prefix and target.startswith(prefix) else target
+        if rel.startswith(("/", "..")):
+            return None
+        path = os.path.realpath(base / rel)
+        if os.path.commonpath([real_root, path]) != real_root or not os.path.isfile(path):
+            return None
+        try:
+            with open(path, "rb") as f:
+                return f.read(limits.max_file_bytes + 1)[: limits.max_file_bytes]
+        except OSError:
+            return None
+
+    return read
 
 
 def _with_identity(call: ObservedCall, hints: set[str]) -> ObservedCall:

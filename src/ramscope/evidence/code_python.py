@@ -19,7 +19,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,12 +179,33 @@ class _Mcp:
 
 
 @dataclass(frozen=True, slots=True)
+class _File:
+    """``open("spec.yaml")`` of a literal path (relative to the source file), and its ``.read()`` (``text``)."""
+
+    path: str
+    read: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class _Fn:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     cls: str | None
 
 
 _Value = Any  # one of the classes above, a tuple of values, or None (unknown)
+
+#: ADK's Google API toolsets (google.adk.tools.google_api_tool) and the Discovery API each wraps.
+_ADK_GOOGLE = {
+    "CalendarToolset": ("calendar", "v3"),
+    "GmailToolset": ("gmail", "v1"),
+    "YoutubeToolset": ("youtube", "v3"),
+    "SlidesToolset": ("slides", "v1"),
+    "SheetsToolset": ("sheets", "v4"),
+    "DocsToolset": ("docs", "v1"),
+}
+#: An OpenAPI spec a toolset reads from the agent's tree is read up to this size.
+_MAX_SPEC = 8 * 1024 * 1024
+OpenFile = Callable[[str], "bytes | None"]
 
 
 # ------------------------------------------------------------------------- markers
@@ -249,8 +270,11 @@ class _Scope:
 
 
 class _Reader:
-    def __init__(self, tree: ast.Module, label: str, t: Tables, hints: set[str] | None) -> None:
+    def __init__(
+        self, tree: ast.Module, label: str, t: Tables, hints: set[str] | None, open_file: OpenFile | None = None
+    ) -> None:
         self.tree, self.label, self.t = tree, label, t
+        self.open_file = open_file
         self.hints = hints if hints is not None else set()
         self.imports: dict[str, str] = {}
         self.module: dict[str, _Value] = {}
@@ -518,6 +542,8 @@ class _Reader:
             return self._method(recv, func.attr, pos, kw, node, func.value)
         callee = self._eval(func, scope, depth)
         pos, kw = self._args(node, scope, depth)
+        if isinstance(func, ast.Name) and func.id == "open" and pos and isinstance(pos[0], _Str):
+            return _File(self._relative(pos[0].text))
         if isinstance(callee, _Fn):
             key = f"{callee.cls}.{callee.node.name}" if callee.cls else callee.node.name
             return self._call_fn(key, callee, pos, kw, skip_self=False)
@@ -616,6 +642,12 @@ class _Reader:
             return _Mcp(url.text if isinstance(url, _Str) else None)
         if last in {"StdioConnectionParams", "StdioServerParameters"}:
             return _Mcp("")
+        if last in _ADK_GOOGLE:
+            self._adk_google(last, kw, node)
+            return None
+        if last == "OpenAPIToolset":
+            self._adk_openapi(kw, node)
+            return None
         if last in {"McpToolset", "MCPToolset"}:
             server = kw.get("connection_params", pos[0] if pos else None)
             session = server if isinstance(server, _Mcp) else _Mcp(None)
@@ -629,6 +661,94 @@ class _Reader:
                 )
             return None
         return None
+
+    def _adk_google(self, cls: str, kw: dict[str, _Value], node: ast.Call) -> None:
+        """``CalendarToolset(tool_filter=["calendar_events_list"])``: each tool is the Discovery method whose id,
+        snake-cased with dots as underscores, is its name (ADK's naming)."""
+        api, version = _ADK_GOOGLE[cls]
+        names = kw.get("tool_filter")
+        if not (isinstance(names, _List) and names.items and all(isinstance(n, _Str) for n in names.items)):
+            self._unresolved(
+                node, "adk", f"{cls} without a literal tool_filter exposes every method of {api} {version}"
+            )
+            return
+        by_tool: dict[str, str] = {}
+        for chain, keys in self.t.google_chains.items():
+            if f"{api}:{version}" in keys:
+                mid = self.t.google_method_id(api, version, chain)
+                by_tool[_snake(mid.replace(".", "_"))] = mid
+        base = self.t.google_apis.get(api, {}).get(version, "")
+        for n in names.items:
+            found = by_tool.get(n.text)
+            if found is None:
+                self._unresolved(node, "adk", f"{cls} has no tool {n.text!r}", n.text)
+                continue
+            mid = found
+            self._put(
+                node,
+                mid,
+                self._call_at(
+                    node.lineno,
+                    method="",
+                    url=strip_url(base) or base,
+                    operation=mid,
+                    via="adk",
+                    spec=DISCOVERY_URL.format(name=api, version=version),
+                ),
+            )
+
+    def _adk_openapi(self, kw: dict[str, _Value], node: ast.Call) -> None:
+        """``OpenAPIToolset(spec_str=..., spec_str_type="json"|"yaml")``: each operation of the spec (or of its
+        ``tool_filter``) is a call to the spec's server."""
+        if not self.report:
+            return  # the spec is read once, in the pass that reports
+        spec = kw.get("spec_str")
+        text: bytes | None = None
+        if isinstance(spec, _Str):
+            text = spec.text.encode()
+        elif isinstance(spec, _File) and spec.read and self.open_file is not None:
+            text = self.open_file(spec.path)
+        if text is None:
+            self._unresolved(node, "adk", "the OpenAPI toolset's spec is not a literal or a file of the tree")
+            return
+        from .._parse import Limits, parse_bytes  # noqa: PLC0415 - only for a toolset's spec
+        from ..errors import InputError  # noqa: PLC0415
+
+        try:
+            doc = parse_bytes(
+                text[:_MAX_SPEC],
+                source=self.label,
+                limits=Limits(max_bytes=_MAX_SPEC, strict_keys=False, positions=False),
+            ).value
+        except InputError:
+            self._unresolved(node, "adk", "the OpenAPI toolset's spec does not parse")
+            return
+        servers = doc.get("servers") if isinstance(doc, dict) else None
+        server = (
+            servers[0].get("url") if isinstance(servers, list) and servers and isinstance(servers[0], dict) else None
+        )
+        if not isinstance(server, str) or strip_url(server) is None:
+            self._unresolved(node, "adk", "the OpenAPI toolset's spec names no absolute server URL")
+            return
+        names = kw.get("tool_filter")
+        wanted = {n.text for n in names.items if isinstance(n, _Str)} if isinstance(names, _List) else None
+        paths = doc.get("paths") if isinstance(doc, dict) else None
+        for path, item in (paths or {}).items() if isinstance(paths, dict) else ():
+            if not isinstance(item, dict):
+                continue
+            for method, op in item.items():
+                if method.lower() not in _HTTP_VERBS or not isinstance(op, dict):
+                    continue
+                op_id = op.get("operationId") if isinstance(op.get("operationId"), str) else ""
+                if wanted is not None and _snake(str(op_id)) not in wanted and op_id not in wanted:
+                    continue
+                url = strip_url(server.rstrip("/") + "/" + str(path).lstrip("/"))
+                if url:
+                    self._put(
+                        node,
+                        f"{method.upper()} {url}",
+                        self._call_at(node.lineno, method=method.upper(), url=url, operation="", via="adk-openapi"),
+                    )
 
     def _identity_hint(self, path: str) -> None:
         parts = path.split(".")
@@ -688,7 +808,15 @@ class _Reader:
             return recv
         if isinstance(recv, _Fn):
             return None
+        if isinstance(recv, _File):
+            return _File(recv.path, read=True) if name in {"read", "read_text"} else None
         return self._unknown_receiver(name, pos, kw, node, base)
+
+    def _relative(self, path: str) -> str:
+        """A path the code opens, as a label under the root (relative to the source file's directory)."""
+        import posixpath  # noqa: PLC0415
+
+        return posixpath.normpath(posixpath.join(posixpath.dirname(self.label), path))
 
     def _unknown_receiver(
         self, name: str, pos: list[_Value], kw: dict[str, _Value], node: ast.Call, base: ast.expr
@@ -950,6 +1078,11 @@ def _text(v: _Value) -> str | None:
     return v.text if isinstance(v, _Str) else None
 
 
+def _snake(name: str) -> str:
+    """ADK's tool names: ``calendar_events_quickAdd`` -> ``calendar_events_quick_add``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
 def _name_of(node: ast.expr) -> str:
     """A placeholder's name: the variable or attribute an f-string interpolates."""
     if isinstance(node, ast.Name):
@@ -990,12 +1123,19 @@ def _same(a: ObservedCall | UnresolvedCall, b: ObservedCall) -> bool:
 
 
 def read_python(
-    data: bytes, label: str, *, hints: set[str] | None = None, t: Tables | None = None
+    data: bytes,
+    label: str,
+    *,
+    hints: set[str] | None = None,
+    t: Tables | None = None,
+    open_file: OpenFile | None = None,
 ) -> Iterator[ObservedCall | UnresolvedCall]:
     """The calls of one Python file (``label`` names it in messages), in line order.
 
     ``hints``: filled with what the file shows of whose credential it uses (``google:user``, ``google:app``,
-    ``graph:user`` ...). Never raises for bad source: a file that does not parse is one UnresolvedCall."""
+    ``graph:user`` ...). ``open_file``: the bytes of a file under the root by its label, or ``None`` (an OpenAPI
+    toolset's spec file; the walk keeps it inside the root). Never raises for bad source: a file that does not
+    parse is one UnresolvedCall."""
     t = t or tables()
     try:
         tree = ast.parse(data, filename=label)
@@ -1003,7 +1143,7 @@ def read_python(
         line = getattr(exc, "lineno", None) or 1
         yield UnresolvedCall(label, int(line), "python", "the file is not Python that parses (not read)")
         return
-    reader = _Reader(tree, label, t, hints)
+    reader = _Reader(tree, label, t, hints, open_file)
     try:
         found = reader.run()
     except RecursionError:
