@@ -347,3 +347,30 @@ def test_a_typescript_github_issue_create_joins_the_python_agents_card(
     assert ("issues/create", "github.ts:6") in sites
     report = derive(dict(result.card), settings=settings)
     assert report.accesses
+
+
+def test_an_agent_calling_another_over_a2a_drafts_an_a2a_resource_that_derives(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """a2a-sdk's A2ACardResolver on a local agent serving its card (the travel example) at the well-known path."""
+    with LocalHTTPServer() as api:
+        api.route("/.well-known/agent-card.json", body=(ROOT / "examples" / "travel-agent.card.json").read_bytes())
+        src = tmp_path / "src"
+        src.mkdir()
+        (src / "planner.py").write_text(
+            "import httpx\nfrom a2a.client import A2ACardResolver\n\n"
+            "async def plan():\n"
+            "    async with httpx.AsyncClient() as client:\n"
+            f"        resolver = A2ACardResolver(httpx_client=client, base_url={api.base_url!r})\n"
+            "        return await resolver.get_agent_card()\n",
+            "utf-8",
+        )
+        result = draft([], code=[src], settings=settings)
+        resources = result.card["resources"]
+        assert [(r["interaction_protocol"], r["spec"]["spec_url"]) for r in resources] == [
+            ("A2A", f"{api.base_url}/.well-known/agent-card.json")
+        ]
+        assert {d.code for d in _placeholders(validate(dict(result.card)))} == {"draft-placeholder"}
+        card = tmp_path / "card.json"
+        card.write_text(json.dumps(result.card), "utf-8")
+        assert audit(card, [], code=[src], settings=settings).exit_code == 0

@@ -553,3 +553,24 @@ def test_adk_google_api_toolsets_and_openapi_toolsets() -> None:
     assert [(c.line, c.reason) for c in found if isinstance(c, UnresolvedCall)] == [
         (5, "GmailToolset without a literal tool_filter exposes every method of gmail v1")
     ]
+
+
+def test_a2a_clients_name_the_remote_agents_card() -> None:
+    src = """\
+    import httpx
+    from a2a.client import A2ACardResolver
+    from google.adk.agents.remote_a2a_agent import AGENT_CARD_WELL_KNOWN_PATH, RemoteA2aAgent
+
+    async def main(base):
+        async with httpx.AsyncClient() as httpx_client:
+            resolver = A2ACardResolver(httpx_client=httpx_client, base_url="https://travel.example.com")
+            other = A2ACardResolver(httpx_client=httpx_client, base_url=base)
+
+    prime = RemoteA2aAgent(name="prime", agent_card="https://prime.example.com/.well-known/agent-card.json")
+    """
+    found = [(c.entry, c.via, c.url) for c in _read(src) if isinstance(c, ObservedCall)]
+    assert found == [
+        (7, "a2a", "https://travel.example.com/.well-known/agent-card.json"),
+        (10, "a2a", "https://prime.example.com/.well-known/agent-card.json"),
+    ]
+    assert _unresolved(src) == [(8, "the remote agent's card URL cannot be told statically")]

@@ -161,6 +161,13 @@ class _Auditor:
             if call.site and len(hit[2]) < 1000:
                 hit[2].append(call.site)
             return
+        if call.via == "a2a":
+            ids = [i for (url, _key), ids in self.declared.items() if _norm(url) == _norm(call.url) for i in ids]
+            if ids:
+                self._seen(ids)
+            else:
+                self._undeclared(call, "")
+            return
         if call.tool:
             key = (_norm(call.url), call.tool)
             ids = self.declared.get(key) or self._mcp_declared(call)

@@ -48,6 +48,8 @@ PREFILTER = (
     b"google.apps",
     b"google.cloud",
     b"langchain",
+    b"a2a",
+    b"A2a",
 )
 #: Modules whose names the reader follows; a method of anything else imported is a method of an unknown object.
 _KNOWN_ROOTS = frozenset(
@@ -73,6 +75,7 @@ _KNOWN_ROOTS = frozenset(
         "urllib2",
         "mcp",
         "fastmcp",
+        "a2a",
     }
 )
 _GRAPH_USER = frozenset(
@@ -203,6 +206,8 @@ _ADK_GOOGLE = {
     "SheetsToolset": ("sheets", "v4"),
     "DocsToolset": ("docs", "v1"),
 }
+#: Where an A2A agent serves its card (A2A 0.3 and 1.0: ``/.well-known/agent-card.json``).
+_A2A_CARD_PATH = "/.well-known/agent-card.json"
 #: An OpenAPI spec a toolset reads from the agent's tree is read up to this size.
 _MAX_SPEC = 8 * 1024 * 1024
 OpenFile = Callable[[str], "bytes | None"]
@@ -625,6 +630,10 @@ class _Reader:
             if last == "Client":  # fastmcp's Client(url), mcp 2.x's mcp.client.Client(target)
                 src = pos[0] if pos else kw.get("transport")
                 return _Mcp(src.text if isinstance(src, _Str) and src.text.startswith("http") else None)
+        if node is not None and (root == "a2a" or last == "RemoteA2aAgent"):
+            made = self._a2a(last, pos, kw, node)
+            if made is not None:
+                return made
         if root == "google" and ".adk." in path + "." and node is not None:
             made = self._adk(last, pos, kw, node)
             if made is not None:
@@ -660,6 +669,24 @@ class _Reader:
                     node, "adk", "an MCP toolset without a literal tool_filter exposes every tool its server lists"
                 )
             return None
+        return None
+
+    def _a2a(self, last: str, pos: list[_Value], kw: dict[str, _Value], node: ast.Call) -> _Value:
+        """Another agent called over A2A by its card: a2a-sdk's ``A2ACardResolver(base_url=...)`` (the card at the
+        well-known path under it), ADK's ``RemoteA2aAgent(agent_card=URL)``."""
+        if last == "A2ACardResolver":
+            base = _text(kw.get("base_url", pos[1] if len(pos) > 1 else None))
+            path = _text(kw.get("agent_card_path")) or _A2A_CARD_PATH
+            card = base.rstrip("/") + "/" + path.lstrip("/") if base else None
+        elif last == "RemoteA2aAgent":
+            card = _text(kw.get("agent_card"))
+        else:
+            return None
+        url = strip_url(card) if card else None
+        if url is None or "{" in url:
+            self._unresolved(node, "a2a", "the remote agent's card URL cannot be told statically")
+            return None
+        self._put(node, f"a2a {url}", self._call_at(node.lineno, method="POST", url=url, via="a2a"))
         return None
 
     def _adk_google(self, cls: str, kw: dict[str, _Value], node: ast.Call) -> None:

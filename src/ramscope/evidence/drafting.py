@@ -273,6 +273,9 @@ class _Drafter:
         if call.tool:
             self._add_tool(call)
             return
+        if call.via == "a2a":
+            self._add_agent(call)
+            return
         url = call.url
         hints = self.hosts.hints_canonical(url if url.endswith("/") else url + "/")
         path = call.path
@@ -324,6 +327,17 @@ class _Drafter:
                 self._found(spec_url, index, hits[0], call)
                 return True
         return False
+
+    def _add_agent(self, call: ObservedCall) -> None:
+        """Another agent called over A2A (code): its card, the agent as a whole."""
+        from ..specs.a2a import CARD_KEY  # noqa: PLC0415
+
+        index = self._index(call.url, SpecKind.A2A)
+        entry = index.operation(CARD_KEY) if index is not None else None
+        if index is None or entry is None:
+            self._miss(call, f"agent card unavailable: {self.spec_problems.get(call.url, '')}", call.url)
+            return
+        self._found(call.url, index, entry, call)
 
     def _add_tool(self, call: ObservedCall) -> None:
         index = self._index(call.url, SpecKind.MCP)
@@ -453,6 +467,18 @@ class _Drafter:
         self, s: _Seen, spec_resource: dict[str, Resource], unique: Callable[[str], str]
     ) -> tuple[Resource, Operation, bool] | None:
         e, index = s.entry, s.index
+        if index.kind is SpecKind.A2A:
+            host = urlsplit(s.spec_url).hostname or "agent"
+            rid = unique(_slug(f"{host}-agent"))
+            res = Resource(
+                id=rid,
+                interaction_protocol=InteractionProtocol.A2A,
+                display_name=f"{index.title or host} (A2A agent)",
+                description=f"The A2A agent whose card is {s.spec_url}",
+                spec=ResourceSpec(spec_url=s.spec_url),
+            )
+            op = Operation(id=unique(f"{rid}-call"), resource=rid, description="Sends the agent messages over A2A.")
+            return (res, op, True) if _resolves(res, op, index, e) else None
         if index.kind is SpecKind.MCP:
             host = urlsplit(s.spec_url).hostname or "mcp"
             rid = unique(_slug(f"{host}-{e.operation_id}"))
