@@ -12,7 +12,8 @@
   method's documented ``:calls:`` endpoints (read as text from its wheel's docstrings, matched to
   operationIds) and its return class (from the annotation), so ``g.get_repo(...).create_issue(...)`` is
   ``issues/create``.
-* ``code_slack.json.gz``: slack_sdk ``WebClient`` method name -> Web API method (its ``self.api_call("...")``).
+* ``code_slack.json.gz``: slack_sdk ``WebClient`` method name -> Web API method (its ``self.api_call("...")``),
+  and notion-client's endpoint chains (``blocks.children.list``) -> method and path (``--notion-client``).
 
 The wheels are read as zip files with ``ast``: nothing of them is imported or run. Get them with
 ``pip download --no-deps PyGithub slack_sdk``.
@@ -238,6 +239,68 @@ def gapic(wheel: Path) -> tuple[str, dict[str, Any]]:
     return version, out
 
 
+def _template(node: ast.expr) -> str | None:
+    """A path argument, literal or f-string, with its placeholders as ``{name}``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        out = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                out.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name):
+                out.append("{" + v.value.id + "}")
+            else:
+                return None
+        return "".join(out)
+    return None
+
+
+def notion(wheel: Path) -> tuple[str, dict[str, list[str]]]:
+    """notion-client: each endpoint method's attribute chain (``blocks.children.list``) -> [METHOD, path], from its
+    ``self.parent.request(path=..., method=...)`` calls and the endpoints each ``__init__`` attaches."""
+    with zipfile.ZipFile(wheel) as z:
+        version = wheel.name.split("-")[1]
+        trees = [ast.parse(z.read(n)) for n in ("notion_client/api_endpoints.py", "notion_client/client.py")]
+    methods: dict[str, dict[str, list[str]]] = {}
+    children: dict[str, dict[str, str]] = {}
+    for tree in trees:
+        for cls in tree.body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for fn in cls.body:
+                if not isinstance(fn, ast.FunctionDef):
+                    continue
+                for node in ast.walk(fn):
+                    if fn.name == "__init__" and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                        target, call = node.targets[0], node.value
+                        if (
+                            isinstance(target, ast.Attribute)
+                            and isinstance(call.func, ast.Name)
+                            and call.func.id.endswith("Endpoint")
+                        ):
+                            children.setdefault(cls.name, {})[target.attr] = call.func.id
+                    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                        continue
+                    if node.func.attr == "request":
+                        kw = {k.arg: k.value for k in node.keywords}
+                        path = _template(kw["path"]) if "path" in kw else None
+                        method = kw.get("method")
+                        if path is not None and isinstance(method, ast.Constant):
+                            methods.setdefault(cls.name, {})[fn.name] = [str(method.value), "/v1/" + path.lstrip("/")]
+    out: dict[str, list[str]] = {}
+
+    def walk(cls: str, prefix: str, depth: int) -> None:
+        for name, route in methods.get(cls, {}).items():
+            out[prefix + ("" if name == "__call__" else name)] = route
+        for attr, sub in children.get(cls, {}).items():
+            if depth < 5:
+                walk(sub, f"{prefix}{attr}.", depth + 1)
+
+    walk("BaseClient", "", 0)
+    return version, {k.rstrip("."): v for k, v in out.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pygithub", type=Path, required=True, help="PyGithub wheel (pip download --no-deps PyGithub)")
@@ -245,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--github-spec", type=Path, default=GITHUB_SPEC)
     p.add_argument(
         "--gapic", type=Path, action="append", default=[], help="a GAPIC wheel (google-apps-chat ...), repeatable"
+    )
+    p.add_argument(
+        "--notion-client", type=Path, action="append", default=[], help="notion-client wheels (several versions)"
     )
     args = p.parse_args(argv)
     g = google()
@@ -273,7 +339,19 @@ def main(argv: list[str] | None = None) -> int:
         },
     )
     sl_version, methods = slack(args.slack_sdk)
-    _write("code_slack.json.gz", {"source": f"slack_sdk {sl_version}", "methods": methods})
+    doc: dict[str, Any] = {"source": f"slack_sdk {sl_version}", "methods": methods}
+    if args.notion_client:
+        # Oldest first: a later version's route wins, an endpoint only older versions have (2.x's
+        # databases.query) stays, since agents written against them still call it.
+        routes: dict[str, list[str]] = {}
+        seen = []
+        for wheel in sorted(args.notion_client, key=lambda w: [int(x) for x in w.name.split("-")[1].split(".")]):
+            n_version, found = notion(wheel)
+            routes.update(found)
+            seen.append(n_version)
+        doc["notion"] = {"base": "https://api.notion.com", "routes": routes}
+        doc["source"] += f"; notion-client {', '.join(seen)}"
+    _write("code_slack.json.gz", doc)
     return 0
 
 

@@ -574,3 +574,27 @@ def test_a2a_clients_name_the_remote_agents_card() -> None:
         (10, "a2a", "https://prime.example.com/.well-known/agent-card.json"),
     ]
     assert _unresolved(src) == [(8, "the remote agent's card URL cannot be told statically")]
+
+
+def test_notion_client_as_its_readme_writes_it() -> None:
+    src = """\
+    import os
+    from notion_client import AsyncClient, Client
+
+    notion = Client(auth=os.environ["NOTION_TOKEN"])
+    notion.users.list()
+    notion.databases.query(**{"database_id": "897e5a76-ae52-4b48-9fdf-e71f5945d1af"})
+    notion.blocks.children.list(block_id="b")
+    notion.search(query="External tasks")
+
+    async def main():
+        client = AsyncClient(auth=os.environ["NOTION_TOKEN"])
+        await client.pages.create(parent={}, properties={})
+    """
+    assert [(line, op) for line, op, _ in _calls(src)] == [
+        (5, "GET /v1/users"),
+        (6, "POST /v1/databases/{database_id}/query"),
+        (7, "GET /v1/blocks/{block_id}/children"),
+        (8, "POST /v1/search"),
+        (12, "POST /v1/pages"),
+    ]

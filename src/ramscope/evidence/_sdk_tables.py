@@ -52,6 +52,8 @@ class Tables:
     pygithub: dict[str, dict[str, Any]]
     #: slack_sdk method name -> Web API method.
     slack: dict[str, str]
+    #: notion-client endpoint chain (``blocks.children.list``) -> [METHOD, path].
+    notion: dict[str, list[str]]
     sources: tuple[str, ...]
 
     def google_version(self, api: str, chain: str, version: str | None = None) -> str | None:
@@ -126,5 +128,6 @@ def tables() -> Tables:
         github_ops=gh.get("operations", {}),
         pygithub=gh.get("pygithub", {}),
         slack=sl.get("methods", {}),
+        notion=(sl.get("notion") or {}).get("routes", {}),
         sources=tuple(str(d.get("source", "")) for d in (g, gh, sl)),
     )

@@ -50,6 +50,7 @@ PREFILTER = (
     b"langchain",
     b"a2a",
     b"A2a",
+    b"notion_client",
 )
 #: Modules whose names the reader follows; a method of anything else imported is a method of an unknown object.
 _KNOWN_ROOTS = frozenset(
@@ -76,6 +77,7 @@ _KNOWN_ROOTS = frozenset(
         "mcp",
         "fastmcp",
         "a2a",
+        "notion_client",
     }
 )
 _GRAPH_USER = frozenset(
@@ -152,6 +154,13 @@ class _GH:
 
 @dataclass(frozen=True, slots=True)
 class _GHKit:
+    chain: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Notion:
+    """notion-client's ``Client`` / ``AsyncClient`` and the endpoint chain below it (``blocks.children``)."""
+
     chain: tuple[str, ...] = ()
 
 
@@ -520,6 +529,8 @@ class _Reader:
             return _Graph(base.version, (*base.chain, (name, False)))
         if isinstance(base, _GHKit):
             return _GHKit((*base.chain, name))
+        if isinstance(base, _Notion):
+            return _Notion((*base.chain, name))
         if isinstance(base, _GSvc | _GRes):
             return base  # a method is looked up when it is called
         if isinstance(base, _Mod | _Slack | _Http | _Mcp | _GH | _GBatch):
@@ -598,6 +609,8 @@ class _Reader:
             return _GH(last)  # an annotation: ``repo: Repository``
         if root == "githubkit" and last == "GitHub":
             return _GHKit()
+        if root == "notion_client" and last in {"Client", "AsyncClient"}:
+            return _Notion()
         if root in {"slack_sdk", "slack"} and last in {"WebClient", "AsyncWebClient"}:
             return _Slack()
         if root == "slack_bolt" and last in {"App", "AsyncApp"}:
@@ -824,6 +837,17 @@ class _Reader:
             return self._githubkit(recv.chain, name, pos, kw, node)
         if isinstance(recv, _Slack):
             self._slack_method(name, pos, kw, node)
+            return None
+        if isinstance(recv, _Notion):
+            route = self.t.notion.get(".".join((*recv.chain, name)))
+            if route is not None:
+                url = strip_url("https://api.notion.com" + route[1])
+                if url:
+                    self._put(
+                        node,
+                        f"{route[0]} {url}",
+                        self._call_at(node.lineno, method=route[0], url=url, via="notion-client"),
+                    )
             return None
         if isinstance(recv, _Http):
             if name in _HTTP_VERBS or name in {"request", "stream"}:
