@@ -374,3 +374,19 @@ def test_an_agent_calling_another_over_a2a_drafts_an_a2a_resource_that_derives(
         card = tmp_path / "card.json"
         card.write_text(json.dumps(result.card), "utf-8")
         assert audit(card, [], code=[src], settings=settings).exit_code == 0
+
+
+def test_code_and_traffic_merge_and_an_operation_seen_in_both_says_so(
+    agent: Agent, settings: Settings, tmp_path: Path
+) -> None:
+    har = tmp_path / "gmail.har"
+    har.write_text(json.dumps(_har("https://gmail.googleapis.com")), "utf-8")
+    result = draft([har], code=[agent.root], specs=agent.specs, settings=settings)
+    ops = [
+        (o.get("api_operation_spec") or {}).get("operation_id") for o in result.card["operations"] if "gmail" in o["id"]
+    ]
+    assert sorted(ops) == ["gmail.users.messages.list", "gmail.users.messages.send"]  # each once
+    seen = {d["operation_id"]: d for d in result.report()["drafted"] if d["operation_id"]}
+    assert seen["gmail.users.messages.send"]["seen_in"] == ["code", "har"]
+    assert seen["gmail.users.messages.send"]["sites"] == [f"mail_agent.py:{SEND_LINE}"]
+    assert seen["me.ListMessages"]["seen_in"] == ["code"]
