@@ -15,8 +15,10 @@ What the draft decides, and what it leaves to the author:
 * ``identity_used`` from the credential: a user's token (a JWT's ``scp``/user ``sub``, GitHub's
   ``ghp_``/``gho_``/``ghu_``/``github_pat_``, a browser cookie) -> END_USER; client credentials
   (``roles``, ``idtyp: app``, ``ghs_``), an API key, basic auth or no credential -> AGENT; an opaque
-  bearer token -> what the spec's OAuth flows allow, when they allow only one; else left unspecified
-  (``identity-undetermined``), one access per identity seen;
+  bearer token -> what the spec's OAuth flows allow, when they allow only one; else END_USER as a placeholder
+  its justification names (:data:`PLACEHOLDER_IDENTITY`, ``identity-undetermined``), never an unspecified enum
+  that ``validate`` rejects; one access per identity seen; code's own evidence (a user OAuth flow, a service
+  account key) sets the principal of its calls (:mod:`.code`);
 * ``owner``: CONSUMER for END_USER accesses, THIRD_PARTY for AGENT ones;
 * ``necessity`` REQUIRED; ``confirmation_required`` for methods that are not safe (RFC 9110:
   anything but GET, HEAD, OPTIONS, TRACE) and MCP tools that are not read-only and destructive
