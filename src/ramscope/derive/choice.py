@@ -116,6 +116,8 @@ class Choosing(RunState):
         method = "least-privilege"
         # A catalog beside the spec (extra["catalog"]) labels its own alternatives; the rest are the spec's.
         source = p.catalog.label if p.catalog is not None and "catalog" not in entry.extra else "spec"
+        if p.catalog is None and entry.security_source.startswith("catalog:"):
+            source = entry.security_source  # an MCP server's vendor-published per-tool scopes (mcp_catalog)
         if pin is not None:
             candidates = [self._pinned_alternative(a, grants, entry.requirements, pin, effects)]
             method = "pinned"
@@ -177,6 +179,17 @@ class Choosing(RunState):
             if ctx_diag is not None:
                 self.diags.append((ctx_diag, None))
             record_kw["requirements_source"] = sources.pick_source(choice.alternative, entry, source)
+        floor = sources.baseline_floor(a, index, entry, choice.alternative, grants) if choice and not pin else None
+        if floor is not None:
+            # The server's baseline is the least the tool needs, not its need: stated, never granted as the answer.
+            record_kw["floor"], floor_diag = floor
+            self.diags.append((floor_diag, None))
+            choice = None
+            reason = (
+                "server-baseline",
+                f"the only requirement known for tool {entry.key!r} is the server's baseline "
+                f"({', '.join(record_kw['floor']['scopes']) or 'no scope'}), a floor: {sources.BASELINE_REVIEW}",
+            )
         if choice is None:
             code, message = reason or ("no-compatible-alternative", "no usable alternative")
             self.diags.append(
@@ -234,6 +247,7 @@ class Choosing(RunState):
             scope_servers={atom.scope: atom.namespace for atom in sorted(alt.atoms) if atom.is_scope},
             scope_names=_scope_names(p, alt),
             admin_consent=_admin_consent(p, alt),
+            token_scopes=sources.token_scopes(grants, alt),
         )
         return Outcome(a, key, record, grants, tuple(candidates), alt)
 

@@ -66,7 +66,6 @@ class Pending:
     catalog_full: CatalogEntry | None = None
 
 
-
 class RunState:
     """The state of one card's run, and the methods each stage offers the others."""
 

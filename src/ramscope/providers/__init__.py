@@ -125,6 +125,9 @@ def snapshot_versions() -> dict[str, str]:
     # others is not reused.
     out["quirks"] = data_version()
     out["reach"] = reach_table_version()
+    from .mcp_catalog import data_version as mcp_catalog_version  # noqa: PLC0415
+
+    out["mcp-catalog"] = mcp_catalog_version()
     return out
 
 

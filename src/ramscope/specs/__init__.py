@@ -120,7 +120,7 @@ ADAPTERS: dict[SpecKind, Adapter] = {
 
 #: Requirement sources that mean "inherited from the spec as a whole" (OpenAPI root security,
 #: an MCP server's authorization, an A2A card's requirements): root-level findings bear on them.
-_INHERITED = frozenset({"root", "server", "card"})
+_INHERITED = frozenset({"root", "server", "server-baseline", "card"})
 
 
 def _detect(doc: Any, source: str) -> tuple[SpecKind, str]:
