@@ -1208,7 +1208,8 @@ def read_python(
         marked = parse_marker(text, label, line, t)
         here = lines.setdefault(line, [])
         if marked is None:
-            here.append(UnresolvedCall(label, line, "marker", f"the marker names no operation ramscope knows: {text}"))
+            shown = one_line(text, max_len=120)
+            here.append(UnresolvedCall(label, line, "marker", f"the marker names no operation ramscope knows: {shown}"))
             continue
         here[:] = [c for c in here if not isinstance(c, UnresolvedCall)]
         if not any(_same(c, marked) for c in here):
