@@ -13,7 +13,8 @@
   operationIds) and its return class (from the annotation), so ``g.get_repo(...).create_issue(...)`` is
   ``issues/create``.
 * ``code_slack.json.gz``: slack_sdk ``WebClient`` method name -> Web API method (its ``self.api_call("...")``),
-  and notion-client's endpoint chains (``blocks.children.list``) -> method and path (``--notion-client``).
+  notion-client's endpoint chains (``blocks.children.list``) -> method and path (``--notion-client``), and
+  stripe-python's service routes by ``StripeClient`` chain and classic resource method (``--stripe``).
 
 The wheels are read as zip files with ``ast``: nothing of them is imported or run. Get them with
 ``pip download --no-deps PyGithub slack_sdk``.
@@ -301,6 +302,70 @@ def notion(wheel: Path) -> tuple[str, dict[str, list[str]]]:
     return version, {k.rstrip("."): v for k, v in out.items()}
 
 
+def stripe(wheel: Path) -> tuple[str, dict[str, Any]]:
+    """stripe-python: each service method's ``self._request("verb", "/v1/...")`` -> [METHOD, path], keyed by the
+    ``StripeClient`` attribute chain (``customers.create``, ``checkout.sessions.create``) and by the resource class
+    the classic API calls it on (``Customer.create``, ``checkout.Session.create``; ``modify`` is the service's
+    ``update``)."""
+    services: dict[str, dict[str, list[str]]] = {}  # "checkout.SessionService" -> method -> route
+    subs: dict[str, dict[str, str]] = {}  # "checkout.CheckoutService" / "V1Services" -> attr -> service key
+    with zipfile.ZipFile(wheel) as z:
+        version = wheel.name.split("-")[1]
+        for name in z.namelist():
+            m = re.match(r"stripe/(?:(\w+)/)?_(\w+?)_services?\.py$", name)
+            if not m:
+                continue
+            ns = m.group(1) or ""
+            tree = ast.parse(z.read(name))
+            for node in tree.body:
+                if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_subservices":
+                    owner = next((c.name for c in tree.body if isinstance(c, ast.ClassDef)), "")
+                    if isinstance(node.value, ast.Dict):
+                        for k, v in zip(node.value.keys, node.value.values, strict=False):
+                            if isinstance(k, ast.Constant) and isinstance(v, ast.List) and len(v.elts) == 2:
+                                mod, cls = (e.value for e in v.elts if isinstance(e, ast.Constant))
+                                sub_ns = str(mod).split(".")[1] if str(mod).count(".") == 2 else ""
+                                subs.setdefault(f"{ns}.{owner}", {})[str(k.value)] = f"{sub_ns}.{cls}"
+                if not isinstance(node, ast.ClassDef):
+                    continue
+                for fn in node.body:
+                    if not isinstance(fn, ast.FunctionDef) or fn.name.startswith("_"):
+                        continue
+                    for call in ast.walk(fn):
+                        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+                            continue
+                        if call.func.attr != "_request" or len(call.args) < 2:
+                            continue
+                        verb, target = call.args[0], call.args[1]
+                        if isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute):
+                            target = target.func.value  # "/v1/customers/{customer}".format(...)
+                        if isinstance(verb, ast.Constant) and isinstance(target, ast.Constant):
+                            services.setdefault(f"{ns}.{node.name}", {})[fn.name] = [
+                                str(verb.value).upper(),
+                                str(target.value),
+                            ]
+                            break
+    chains: dict[str, list[str]] = {}
+
+    def walk(key: str, prefix: str, depth: int) -> None:
+        for method, route in services.get(key, {}).items():
+            chains[prefix + method] = route
+        for attr, sub in subs.get(key, {}).items():
+            if depth < 4:
+                walk(sub, f"{prefix}{attr}.", depth + 1)
+
+    walk(".V1Services", "", 0)
+    resources: dict[str, list[str]] = {}
+    for key, methods in services.items():
+        ns, _, cls = key.partition(".")
+        if not cls.endswith("Service"):
+            continue
+        res = (f"{ns}." if ns else "") + cls[: -len("Service")]
+        for method, route in methods.items():
+            resources[f"{res}.{'modify' if method == 'update' else method}"] = route
+    return version, {"base": "https://api.stripe.com", "chains": chains, "resources": resources}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pygithub", type=Path, required=True, help="PyGithub wheel (pip download --no-deps PyGithub)")
@@ -312,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--notion-client", type=Path, action="append", default=[], help="notion-client wheels (several versions)"
     )
+    p.add_argument("--stripe", type=Path, help="the stripe wheel (pip download --no-deps stripe)")
     args = p.parse_args(argv)
     g = google()
     clients: dict[str, Any] = {}
@@ -351,6 +417,10 @@ def main(argv: list[str] | None = None) -> int:
             seen.append(n_version)
         doc["notion"] = {"base": "https://api.notion.com", "routes": routes}
         doc["source"] += f"; notion-client {', '.join(seen)}"
+    if args.stripe:
+        st_version, tables_ = stripe(args.stripe)
+        doc["stripe"] = tables_
+        doc["source"] += f"; stripe {st_version}"
     _write("code_slack.json.gz", doc)
     return 0
 

@@ -598,3 +598,26 @@ def test_notion_client_as_its_readme_writes_it() -> None:
         (8, "POST /v1/search"),
         (12, "POST /v1/pages"),
     ]
+
+
+def test_stripe_classic_resources_and_the_stripe_client() -> None:
+    src = """\
+    import stripe
+    from stripe import StripeClient
+
+    stripe.api_key = "sk_test_..."
+    customer = stripe.Customer.create(email="jenny.rosen@example.com")
+    stripe.PaymentIntent.confirm("pi_123")
+    session = stripe.checkout.Session.create(mode="payment", line_items=[])
+
+    client = StripeClient("sk_test_...")
+    client.v1.customers.retrieve("cus_123")
+    client.customers.tax_ids.create("cus_123", params={})
+    """
+    assert [(line, op) for line, op, _ in _calls(src)] == [
+        (5, "POST /v1/customers"),
+        (6, "POST /v1/payment_intents/{intent}/confirm"),
+        (7, "POST /v1/checkout/sessions"),
+        (10, "GET /v1/customers/{customer}"),
+        (11, "POST /v1/customers/{customer}/tax_ids"),
+    ]

@@ -54,6 +54,10 @@ class Tables:
     slack: dict[str, str]
     #: notion-client endpoint chain (``blocks.children.list``) -> [METHOD, path].
     notion: dict[str, list[str]]
+    #: stripe-python: ``StripeClient`` chain (``customers.create``) and classic resource call (``Customer.create``)
+    #: -> [METHOD, path].
+    stripe_chains: dict[str, list[str]]
+    stripe_resources: dict[str, list[str]]
     sources: tuple[str, ...]
 
     def google_version(self, api: str, chain: str, version: str | None = None) -> str | None:
@@ -129,5 +133,7 @@ def tables() -> Tables:
         pygithub=gh.get("pygithub", {}),
         slack=sl.get("methods", {}),
         notion=(sl.get("notion") or {}).get("routes", {}),
+        stripe_chains=(sl.get("stripe") or {}).get("chains", {}),
+        stripe_resources=(sl.get("stripe") or {}).get("resources", {}),
         sources=tuple(str(d.get("source", "")) for d in (g, gh, sl)),
     )

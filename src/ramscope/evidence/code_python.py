@@ -51,6 +51,7 @@ PREFILTER = (
     b"a2a",
     b"A2a",
     b"notion_client",
+    b"stripe",
 )
 #: Modules whose names the reader follows; a method of anything else imported is a method of an unknown object.
 _KNOWN_ROOTS = frozenset(
@@ -78,6 +79,7 @@ _KNOWN_ROOTS = frozenset(
         "fastmcp",
         "a2a",
         "notion_client",
+        "stripe",
     }
 )
 _GRAPH_USER = frozenset(
@@ -160,6 +162,13 @@ class _GHKit:
 @dataclass(frozen=True, slots=True)
 class _Notion:
     """notion-client's ``Client`` / ``AsyncClient`` and the endpoint chain below it (``blocks.children``)."""
+
+    chain: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Stripe:
+    """stripe-python's ``StripeClient`` and the service chain below it (``checkout.sessions``)."""
 
     chain: tuple[str, ...] = ()
 
@@ -531,6 +540,8 @@ class _Reader:
             return _GHKit((*base.chain, name))
         if isinstance(base, _Notion):
             return _Notion((*base.chain, name))
+        if isinstance(base, _Stripe):
+            return _Stripe((*base.chain, name))
         if isinstance(base, _GSvc | _GRes):
             return base  # a method is looked up when it is called
         if isinstance(base, _Mod | _Slack | _Http | _Mcp | _GH | _GBatch):
@@ -611,6 +622,13 @@ class _Reader:
             return _GHKit()
         if root == "notion_client" and last in {"Client", "AsyncClient"}:
             return _Notion()
+        if root == "stripe":
+            if last == "StripeClient":
+                return _Stripe()
+            route = self.t.stripe_resources.get(path.partition(".")[2].removesuffix("_async"))
+            if route is not None and node is not None:
+                self._emit_route("https://api.stripe.com", route, node, "stripe")
+                return None
         if root in {"slack_sdk", "slack"} and last in {"WebClient", "AsyncWebClient"}:
             return _Slack()
         if root == "slack_bolt" and last in {"App", "AsyncApp"}:
@@ -838,6 +856,12 @@ class _Reader:
         if isinstance(recv, _Slack):
             self._slack_method(name, pos, kw, node)
             return None
+        if isinstance(recv, _Stripe):
+            chain = [*recv.chain, name.removesuffix("_async")]
+            route = self.t.stripe_chains.get(".".join(chain[1:] if chain[0] == "v1" else chain))
+            if route is not None:
+                self._emit_route("https://api.stripe.com", route, node, "stripe")
+            return None
         if isinstance(recv, _Notion):
             route = self.t.notion.get(".".join((*recv.chain, name)))
             if route is not None:
@@ -995,6 +1019,11 @@ class _Reader:
                 via="msgraph-sdk",
             ),
         )
+
+    def _emit_route(self, base: str, route: list[str], node: ast.Call, via: str) -> None:
+        url = strip_url(base + route[1])
+        if url:
+            self._put(node, f"{route[0]} {url}", self._call_at(node.lineno, method=route[0], url=url, via=via))
 
     def _imports(self, package: str) -> bool:
         """Whether the module imports ``package`` (``google.apps.chat``), any version of it."""
