@@ -16,8 +16,8 @@
   notion-client's endpoint chains (``blocks.children.list``) -> method and path (``--notion-client``), and
   stripe-python's service routes by ``StripeClient`` chain and classic resource method (``--stripe``).
 
-The wheels are read as zip files with ``ast``: nothing of them is imported or run. Get them with
-``pip download --no-deps PyGithub slack_sdk``.
+The wheels are read as zip files with ``ast``: nothing of them is imported or run. Get them with ``pip download
+--no-deps PyGithub slack_sdk google-apps-chat google-apps-meet notion-client "notion-client==2.2.1" stripe``.
 """
 
 from __future__ import annotations
