@@ -205,8 +205,6 @@ def test_audit_of_the_card_without_the_send_exits_6_naming_its_file_and_line(
     # The command, in SARIF: the finding sits on the send's line of the source file, a relative URI.
     common = ["--cache-dir", str(settings.cache_dir), "--allow-private-network"]
     code = ["--code", str(agent.root)]
-    specs = [x for p, s in agent.specs for x in ("--spec", f"{p}={s}")]
-    del specs  # audit needs no --spec: the card names its specs
     rc, out, err = cli(*common, "audit", str(card), *code, "--format", "sarif")
     assert rc == 6, err
     assert "mail_agent.py" in err
@@ -215,8 +213,19 @@ def test_audit_of_the_card_without_the_send_exits_6_naming_its_file_and_line(
     loc = results[0]["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"]["uri"].endswith("mail_agent.py")
     assert loc["region"]["startLine"] == SEND_LINE
-    unused = [d for d in audit(card, [], code=[], settings=settings).diagnostics if d.code == "unused-access"]
-    del unused
+    # Declared operations the code never calls: unused-access (information), not a failure.
+    only_list = tmp_path / "only_list"
+    only_list.mkdir()
+    (only_list / "a.py").write_text(
+        "from googleapiclient.discovery import build\n"
+        "build('gmail', 'v1').users().messages().list(userId='me').execute()\n",
+        "utf-8",
+    )
+    narrow = audit(full, [], code=[only_list], settings=settings)
+    assert narrow.exit_code == 0
+    unused = {d.data["access"] for d in narrow.diagnostics if d.code == "unused-access"}
+    assert any("send" in a for a in unused)
+    assert not any("messages-list" in a for a in unused)
 
 
 def test_offline_with_an_empty_cache_the_report_still_lists_each_call_as_the_code_names_it(
