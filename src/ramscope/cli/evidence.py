@@ -235,13 +235,13 @@ def _code_uri(file: str) -> str:
 COMMANDS: list[Command] = [
     Command(
         "draft",
-        "Draft a card from recorded traffic (HAR, OTLP/JSON traces, MCP JSON-RPC logs).",
+        "Draft a card from recorded traffic (HAR, OTLP/JSON traces, MCP JSON-RPC logs) and the agent's code (--code).",
         _configure_draft,
         _run_draft,
     ),
     Command(
         "audit",
-        "Hold a card (and a token's scopes) against recorded traffic; exit 6 on undeclared calls.",
+        "Hold a card (and a token's scopes) against recorded traffic and code; exit 6 on undeclared calls.",
         _configure_audit,
         _run_audit,
     ),
