@@ -14,10 +14,11 @@
   ``issues/create``.
 * ``code_slack.json.gz``: slack_sdk ``WebClient`` method name -> Web API method (its ``self.api_call("...")``),
   notion-client's endpoint chains (``blocks.children.list``) -> method and path (``--notion-client``), and
-  stripe-python's service routes by ``StripeClient`` chain and classic resource method (``--stripe``).
+  stripe-python's service routes by ``StripeClient`` chain and classic resource method (``--stripe``), python-asana's
+  ``XxxApi`` methods (``--asana``).
 
 The wheels are read as zip files with ``ast``: nothing of them is imported or run. Get them with ``pip download
---no-deps PyGithub slack_sdk google-apps-chat google-apps-meet notion-client "notion-client==2.2.1" stripe``.
+--no-deps PyGithub slack_sdk google-apps-chat google-apps-meet notion-client "notion-client==2.2.1" stripe asana``.
 """
 
 from __future__ import annotations
@@ -366,6 +367,36 @@ def stripe(wheel: Path) -> tuple[str, dict[str, Any]]:
     return version, {"base": "https://api.stripe.com", "chains": chains, "resources": resources}
 
 
+def asana(wheel: Path) -> tuple[str, dict[str, dict[str, list[str]]]]:
+    """python-asana (v5, generated from Asana's OpenAPI): ``TasksApi.create_task`` -> [METHOD, path], from each
+    ``*_with_http_info`` method's ``self.api_client.call_api('/tasks', 'POST', ...)``."""
+    out: dict[str, dict[str, list[str]]] = {}
+    with zipfile.ZipFile(wheel) as z:
+        version = wheel.name.split("-")[1]
+        for name in z.namelist():
+            if not re.match(r"asana/api/\w+_api\.py$", name):
+                continue
+            for cls in ast.parse(z.read(name)).body:
+                if not isinstance(cls, ast.ClassDef):
+                    continue
+                for fn in cls.body:
+                    if not (isinstance(fn, ast.FunctionDef) and fn.name.endswith("_with_http_info")):
+                        continue
+                    for call in ast.walk(fn):
+                        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+                            continue
+                        args = call.args
+                        if (
+                            call.func.attr == "call_api"
+                            and len(args) >= 2
+                            and all(isinstance(a, ast.Constant) for a in args[:2])
+                        ):
+                            route = [str(args[1].value).upper(), str(args[0].value)]  # type: ignore[attr-defined]
+                            out.setdefault(cls.name, {})[fn.name[: -len("_with_http_info")]] = route
+                            break
+    return version, out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pygithub", type=Path, required=True, help="PyGithub wheel (pip download --no-deps PyGithub)")
@@ -378,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         "--notion-client", type=Path, action="append", default=[], help="notion-client wheels (several versions)"
     )
     p.add_argument("--stripe", type=Path, help="the stripe wheel (pip download --no-deps stripe)")
+    p.add_argument("--asana", type=Path, help="the asana wheel (pip download --no-deps asana)")
     args = p.parse_args(argv)
     g = google()
     clients: dict[str, Any] = {}
@@ -421,6 +453,10 @@ def main(argv: list[str] | None = None) -> int:
         st_version, tables_ = stripe(args.stripe)
         doc["stripe"] = tables_
         doc["source"] += f"; stripe {st_version}"
+    if args.asana:
+        as_version, classes = asana(args.asana)
+        doc["asana"] = {"base": "https://app.asana.com/api/1.0", "classes": classes}
+        doc["source"] += f"; asana {as_version}"
     _write("code_slack.json.gz", doc)
     return 0
 

@@ -621,3 +621,21 @@ def test_stripe_classic_resources_and_the_stripe_client() -> None:
         (10, "GET /v1/customers/{customer}"),
         (11, "POST /v1/customers/{customer}/tax_ids"),
     ]
+
+
+def test_python_asana_as_its_readme_writes_it() -> None:
+    src = """\
+    import asana
+    from asana.rest import ApiException
+
+    configuration = asana.Configuration()
+    configuration.access_token = "<YOUR_ACCESS_TOKEN>"
+    api_client = asana.ApiClient(configuration)
+    tasks_api_instance = asana.TasksApi(api_client)
+    task = tasks_api_instance.get_task("321654", {"opt_fields": "name"})
+    tasks_api_instance.create_task({"data": {"name": "New Task"}}, {})
+    """
+    assert [(line, op) for line, op, _ in _calls(src)] == [
+        (8, "GET /api/1.0/tasks/{task_gid}"),
+        (9, "POST /api/1.0/tasks"),
+    ]

@@ -58,6 +58,8 @@ class Tables:
     #: -> [METHOD, path].
     stripe_chains: dict[str, list[str]]
     stripe_resources: dict[str, list[str]]
+    #: python-asana: ``TasksApi`` -> ``create_task`` -> [METHOD, path under https://app.asana.com/api/1.0].
+    asana: dict[str, dict[str, list[str]]]
     sources: tuple[str, ...]
 
     def google_version(self, api: str, chain: str, version: str | None = None) -> str | None:
@@ -135,5 +137,6 @@ def tables() -> Tables:
         notion=(sl.get("notion") or {}).get("routes", {}),
         stripe_chains=(sl.get("stripe") or {}).get("chains", {}),
         stripe_resources=(sl.get("stripe") or {}).get("resources", {}),
+        asana=(sl.get("asana") or {}).get("classes", {}),
         sources=tuple(str(d.get("source", "")) for d in (g, gh, sl)),
     )

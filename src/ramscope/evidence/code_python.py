@@ -52,6 +52,7 @@ PREFILTER = (
     b"A2a",
     b"notion_client",
     b"stripe",
+    b"asana",
 )
 #: Modules whose names the reader follows; a method of anything else imported is a method of an unknown object.
 _KNOWN_ROOTS = frozenset(
@@ -80,6 +81,7 @@ _KNOWN_ROOTS = frozenset(
         "a2a",
         "notion_client",
         "stripe",
+        "asana",
     }
 )
 _GRAPH_USER = frozenset(
@@ -171,6 +173,13 @@ class _Stripe:
     """stripe-python's ``StripeClient`` and the service chain below it (``checkout.sessions``)."""
 
     chain: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Asana:
+    """A python-asana API class instance (``asana.TasksApi(api_client)``)."""
+
+    cls: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -622,6 +631,8 @@ class _Reader:
             return _GHKit()
         if root == "notion_client" and last in {"Client", "AsyncClient"}:
             return _Notion()
+        if root == "asana" and last in self.t.asana:
+            return _Asana(last)
         if root == "stripe":
             if last == "StripeClient":
                 return _Stripe()
@@ -855,6 +866,11 @@ class _Reader:
             return self._githubkit(recv.chain, name, pos, kw, node)
         if isinstance(recv, _Slack):
             self._slack_method(name, pos, kw, node)
+            return None
+        if isinstance(recv, _Asana):
+            route = self.t.asana.get(recv.cls, {}).get(name)
+            if route is not None:
+                self._emit_route("https://app.asana.com/api/1.0", route, node, "asana")
             return None
         if isinstance(recv, _Stripe):
             chain = [*recv.chain, name.removesuffix("_async")]
