@@ -7,6 +7,7 @@ drafts a card that validates and derives."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from collections.abc import Iterator
@@ -340,11 +341,17 @@ export async function fileBug(title: string) {
 def test_a_typescript_github_issue_create_joins_the_python_agents_card(
     agent: Agent, settings: Settings, tmp_path: Path
 ) -> None:
-    """With the TypeScript reader installed (h31-js's code_js), the agent's TS tool is drafted beside its Python."""
-    pytest.importorskip("ramscope.evidence.code_js")
+    """With the TypeScript reader installed (h31-js's code_js), the agent's TS tool is drafted beside its Python;
+    without it, the draft says the TS file was skipped and why."""
     web = tmp_path / "web"
     web.mkdir()
     (web / "github.ts").write_text(TS_ISSUE, "utf-8")
+    if importlib.util.find_spec("ramscope.evidence.code_js") is None:
+        report = draft([], code=[agent.root, web], specs=agent.specs, settings=settings).report()
+        skipped = [e for e in report["evidence"] if e["file"] == str(web)]
+        assert skipped[0]["skipped"] == 1
+        assert "code_js is not installed" in next(iter(skipped[0]["reasons"]))
+        return
     github = ROOT / ".corpora" / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
     agent.api.route("/specs/github.json", body=github.read_bytes())
     specs = [*agent.specs, ("https://api.github.com/", f"{agent.api.base_url}/specs/github.json")]

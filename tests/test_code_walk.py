@@ -99,11 +99,18 @@ def test_a_missing_code_path_is_an_input_error_and_exit_2(tmp_path: Path, cli: A
     assert "--code" in err
 
 
-@pytest.mark.skipif(not HAS_JS, reason="the TypeScript/JavaScript reader (code_js) is not on this branch")
-def test_typescript_goes_to_code_js(tmp_path: Path) -> None:
+def test_typescript_goes_to_code_js_or_is_counted_as_skipped_with_why(tmp_path: Path) -> None:
+    """With h31-js's reader installed, a .ts file's calls are read; without it, never silently dropped."""
     (tmp_path / "web.ts").write_text("await fetch('https://api.example.com/v1/web', {method: 'POST'})\n", "utf-8")
-    calls = list(read_code([tmp_path], CodeRead()))
-    assert [(c.method, c.path, c.source) for c in calls] == [("POST", "/v1/web", "web.ts")]
+    info = CodeRead()
+    calls = list(read_code([tmp_path], info))
+    if HAS_JS:
+        assert [(c.method, c.path, c.source) for c in calls] == [("POST", "/v1/web", "web.ts")]
+    else:
+        assert calls == []
+        assert info.summaries[0].reasons == {
+            "TypeScript/JavaScript (the reader ramscope.evidence.code_js is not installed)": 1
+        }
 
 
 def test_an_openapi_toolset_reads_its_spec_only_inside_the_root(tmp_path: Path) -> None:
