@@ -132,3 +132,15 @@ def test_an_openapi_toolset_reads_its_spec_only_inside_the_root(tmp_path: Path) 
     calls = [(c.entry, c.method, c.url) for c in read_code([root], info)]
     assert calls == [(2, "GET", "https://api.example.com/x")]
     assert [u.line for u in info.unresolved] == [3, 4]
+
+
+def test_the_time_and_total_bytes_bounds_skip_what_is_left_and_say_so(tmp_path: Path) -> None:
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text(CALL.format(i), "utf-8")
+    info = CodeRead()
+    assert list(read_code([tmp_path], info, limits=CodeLimits(max_seconds=-1))) == []
+    assert info.summaries[0].reasons == {"over the -1 s bound": 3}
+    info = CodeRead()
+    size = len(CALL.format(0))
+    assert len(list(read_code([tmp_path], info, limits=CodeLimits(max_total_bytes=size)))) == 1
+    assert info.summaries[0].reasons == {f"over {size} bytes in all": 2}
