@@ -18,7 +18,21 @@ from urllib.parse import urljoin
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-__all__ = ["Bindings", "Chain", "Cli", "Evaluator", "Free", "Obj", "Str", "Sym", "Unknown", "Value", "text"]
+__all__ = [
+    "Bindings",
+    "Chain",
+    "Cli",
+    "Evaluator",
+    "Free",
+    "Obj",
+    "Source",
+    "Str",
+    "Sym",
+    "Unknown",
+    "Value",
+    "placeholder",
+    "string_value",
+]
 
 #: Wrappers that leave the value as it is (``await x``, ``(x)``, ``x!``, ``x as T``).
 _TRANSPARENT = frozenset(
@@ -103,12 +117,20 @@ class Unknown:
 Value = Str | Sym | Cli | Free | Chain | Obj | Unknown
 
 
-def text(node: Node) -> str:
-    raw = node.text
-    return raw.decode("utf-8", "replace") if raw is not None else ""
+class Source:
+    """A node's text, sliced from the file's bytes. (``Node.text`` of a tree parsed through a read
+    callback, as :mod:`.code_js` parses to bound the time, asks the callback again for every node.)"""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def __call__(self, node: Node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def string_value(node: Node) -> str:
+def string_value(text: Source, node: Node) -> str:
     """A string literal's value, escapes of the common kinds decoded."""
     out: list[str] = []
     for c in node.named_children:
@@ -149,7 +171,8 @@ class Bindings:
 class Evaluator:
     """Folds expressions to :data:`Value` with memo and bounds."""
 
-    def __init__(self, nodes: dict[int, Node], bindings: Bindings, max_depth: int) -> None:
+    def __init__(self, text: Source, nodes: dict[int, Node], bindings: Bindings, max_depth: int) -> None:
+        self.text = text
         self.nodes = nodes
         self.bindings = bindings
         self.max_depth = max_depth
@@ -173,8 +196,10 @@ class Evaluator:
         finally:
             self._visiting.discard(key)
         known = [v for v in values if not isinstance(v, Unknown)]
-        if not known:
-            out: Value = values[0]
+        if not known and all(e[0] == "type" for e in entries):
+            out: Value = Unknown(f"{key.removeprefix('this.')}, a parameter")
+        elif not known:
+            out = values[0]
         elif _agree(known, len(values)):
             out = known[0]
         else:
@@ -206,7 +231,7 @@ class Evaluator:
             module = t.child_by_field_name("module")
             name = t.child_by_field_name("name")
             if module is not None and name is not None:
-                mod = text(module)
+                mod = self.text(module)
                 api, sep, version = mod.partition("_")
                 base = self.name(mod.split(".")[0], depth + 1)
                 if (
@@ -216,10 +241,10 @@ class Evaluator:
                 ):
                     return Cli("google", (("api", api), ("version", version)))
                 if isinstance(base, Sym):
-                    return self.construct(Sym((*base.path, *mod.split(".")[1:], text(name))), depth)
+                    return self.construct(Sym((*base.path, *mod.split(".")[1:], self.text(name))), depth)
             return Unknown("a type the reader does not know")
         if t.type == "type_identifier":
-            base = self.name(text(t), depth + 1)
+            base = self.name(self.text(t), depth + 1)
             if isinstance(base, Sym):
                 return self.construct(base, depth)
             return Unknown("a type the reader does not know")
@@ -227,14 +252,14 @@ class Evaluator:
             # ReturnType<typeof github.getOctokit>, InstanceType<typeof Octokit>
             name = t.child_by_field_name("name")
             targs = t.child_by_field_name("type_arguments")
-            if name is not None and targs is not None and text(name) in ("ReturnType", "InstanceType"):
+            if name is not None and targs is not None and self.text(name) in ("ReturnType", "InstanceType"):
                 for q in targs.named_children:
                     if q.type == "type_query" and q.named_children:
                         target = self.eval(q.named_children[0], depth + 1)
                         if isinstance(target, Sym):
                             return (
                                 self.construct(target, depth)
-                                if text(name) == "InstanceType"
+                                if self.text(name) == "InstanceType"
                                 else self.call_sym(target, (), depth)
                             )
         return Unknown("a type the reader does not know")
@@ -262,11 +287,11 @@ class Evaluator:
             if t not in _TRANSPARENT:
                 return self.eval(node, depth)
         if t == "string":
-            return Str(string_value(node))
+            return Str(string_value(self.text, node))
         if t == "template_string":
             return self._template(node, depth)
         if t == "identifier":
-            return self.name(text(node), depth)
+            return self.name(self.text(node), depth)
         if t == "this":
             return Unknown("this")
         if t == "binary_expression":
@@ -277,8 +302,8 @@ class Evaluator:
             if obj is None or prop is None:
                 return Unknown()
             if obj.type == "this":
-                return self.name("this." + text(prop).lstrip("#"), depth)
-            return self.member(self.eval(obj, depth), text(prop), obj, depth)
+                return self.name("this." + self.text(prop).lstrip("#"), depth)
+            return self.member(self.eval(obj, depth), self.text(prop), obj, depth)
         if t == "subscript_expression":
             obj = node.child_by_field_name("object")
             idx = node.child_by_field_name("index")
@@ -314,14 +339,14 @@ class Evaluator:
                     k = c.child_by_field_name("key")
                     v = c.child_by_field_name("value")
                     if k is not None and v is not None:
-                        props.append((string_value(k) if k.type == "string" else text(k), v.id))
+                        props.append((string_value(self.text, k) if k.type == "string" else self.text(k), v.id))
                         self.nodes[v.id] = v
                 elif c.type == "shorthand_property_identifier":
-                    props.append((text(c), c.id))
+                    props.append((self.text(c), c.id))
                     self.nodes[c.id] = c
             return Obj(tuple(props))
         if t == "shorthand_property_identifier":
-            return self.name(text(node), depth)
+            return self.name(self.text(node), depth)
         if t == "ternary_expression":
             a = node.child_by_field_name("consequence")
             b = node.child_by_field_name("alternative")
@@ -337,9 +362,9 @@ class Evaluator:
         literal = True
         for c in node.named_children:
             if c.type == "string_fragment":
-                parts.append(text(c))
+                parts.append(self.text(c))
             elif c.type == "escape_sequence":
-                parts.append(_unescape(text(c)))
+                parts.append(_unescape(self.text(c)))
             elif c.type == "template_substitution":
                 inner = c.named_children[0] if c.named_children else None
                 v = self.eval(inner, depth) if inner is not None else Unknown()
@@ -347,7 +372,7 @@ class Evaluator:
                     parts.append(v.text)
                     literal = literal and v.literal
                 else:
-                    parts.append("{" + (placeholder(inner) if inner is not None else "param") + "}")
+                    parts.append("{" + (placeholder(self.text, inner) if inner is not None else "param") + "}")
                     literal = False
         return Str("".join(parts), literal)
 
@@ -357,7 +382,7 @@ class Evaluator:
         right = node.child_by_field_name("right")
         if op is None or left is None or right is None:
             return Unknown()
-        if text(op) in ("||", "??"):
+        if self.text(op) in ("||", "??"):
             a = self.eval(left, depth)
             # ``process.env.API_URL || "https://..."``: the literal is only the default; not guessed.
             return (
@@ -365,13 +390,13 @@ class Evaluator:
                 if not isinstance(a, Unknown) and not isinstance(a, Free)
                 else Unknown("the value may come from the environment or a default")
             )
-        if text(op) != "+":
+        if self.text(op) != "+":
             return Unknown()
         a, b = self.eval(left, depth), self.eval(right, depth)
         if not isinstance(a, Str) and not isinstance(b, Str):
             return Unknown()
-        sa = a if isinstance(a, Str) else Str("{" + placeholder(left) + "}", False)
-        sb = b if isinstance(b, Str) else Str("{" + placeholder(right) + "}", False)
+        sa = a if isinstance(a, Str) else Str("{" + placeholder(self.text, left) + "}", False)
+        sb = b if isinstance(b, Str) else Str("{" + placeholder(self.text, right) + "}", False)
         return Str(sa.text + sb.text, sa.literal and sb.literal)
 
     # -- members and calls -----------------------------------------------------------------------
@@ -595,7 +620,7 @@ def _agree(known: Sequence[Value], total: int) -> bool:
     return isinstance(first, Cli) and all(isinstance(v, Cli) and v.kind == first.kind for v in known)
 
 
-def placeholder(node: Node) -> str:
+def placeholder(text: Source, node: Node) -> str:
     """The path parameter a substitution stands for: ``${owner}`` → owner, ``${user.id}`` → id,
     ``${encodeURIComponent(name)}`` → name."""
     n: Node | None = node

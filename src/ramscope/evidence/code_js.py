@@ -43,7 +43,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from .._text import one_line
-from ._js_eval import HTTP_LIBS, Bindings, Chain, Cli, Evaluator, Free, Obj, Str, Sym, Unknown, Value, text
+from ._js_eval import HTTP_LIBS, Bindings, Chain, Cli, Evaluator, Free, Obj, Source, Str, Sym, Unknown, Value
 from ._kiota import graph_call
 from .model import EvidenceFormat, ObservedCall, UnresolvedCall, strip_url
 
@@ -91,7 +91,7 @@ def read_js(
     if isinstance(tree_root, str):
         yield UnresolvedCall(label, 1, "", tree_root)
         return
-    yield from _Reader(tree_root, label, limits).calls()
+    yield from _Reader(tree_root, data, label, limits).calls()
 
 
 @cache
@@ -187,15 +187,16 @@ def _route_key(method: str, path: str) -> str:
 
 
 class _Reader:
-    def __init__(self, root: Node, label: str, limits: JsLimits) -> None:
+    def __init__(self, root: Node, data: bytes, label: str, limits: JsLimits) -> None:
         self.root, self.label, self.limits = root, label, limits
+        self.text = Source(data)
         self.nodes: dict[int, Node] = {}
         self.bindings = Bindings()
         self.calls_found: list[Node] = []
         self.comments: dict[int, str] = {}
         self.modules: set[str] = set()
         self._collect()
-        self.ev = Evaluator(self.nodes, self.bindings, limits.max_depth)
+        self.ev = Evaluator(self.text, self.nodes, self.bindings, limits.max_depth)
         #: MCP client binding -> the server URL its transport names (``client.connect(transport)``).
         self.connected: dict[str, str] = {}
 
@@ -220,7 +221,7 @@ class _Reader:
         if t in ("call_expression", "new_expression"):
             self.calls_found.append(node)
         elif t == "comment":
-            body = text(node)
+            body = self.text(node)
             if _MARKER in body:
                 self.comments[node.end_point[0] + 1] = body
                 self.comments.setdefault(node.start_point[0] + 1, body)
@@ -238,14 +239,14 @@ class _Reader:
             name = node.child_by_field_name("name") or node.child_by_field_name("property")
             value = node.child_by_field_name("value")
             if name is not None and value is not None:
-                self._bind("this." + text(name).lstrip("#"), value)
+                self._bind("this." + self.text(name).lstrip("#"), value)
         elif t in ("required_parameter", "optional_parameter"):
             pattern, typ = node.child_by_field_name("pattern"), node.child_by_field_name("type")
             if pattern is not None and pattern.type == "identifier" and typ is not None:
                 self.nodes[typ.id] = typ
-                names = [text(pattern)]
+                names = [self.text(pattern)]
                 if any(c.type in {"accessibility_modifier", "readonly"} for c in node.children):
-                    names.append("this." + text(pattern))
+                    names.append("this." + self.text(pattern))
                 for n in names:
                     self.bindings.add(n, ("type", str(typ.id)))
         elif t == "import_statement":
@@ -253,11 +254,11 @@ class _Reader:
 
     def _target(self, left: Node) -> str:
         if left.type == "identifier":
-            return text(left)
+            return self.text(left)
         if left.type == "member_expression":
             obj, prop = left.child_by_field_name("object"), left.child_by_field_name("property")
             if obj is not None and prop is not None and obj.type == "this":
-                return "this." + text(prop).lstrip("#")
+                return "this." + self.text(prop).lstrip("#")
         return ""
 
     def _bind(self, key: str, value: Node) -> None:
@@ -266,39 +267,39 @@ class _Reader:
 
     def _bind_pattern(self, name: Node, value: Node) -> None:
         if name.type == "identifier":
-            self._bind(text(name), value)
+            self._bind(self.text(name), value)
             return
         if name.type != "object_pattern":
             return
         self.nodes[value.id] = value
         for c in name.named_children:
             if c.type == "shorthand_property_identifier_pattern":
-                self.bindings.add(text(c), ("member", str(value.id), text(c)))
+                self.bindings.add(self.text(c), ("member", str(value.id), self.text(c)))
             elif c.type == "pair_pattern":
                 k, v = c.child_by_field_name("key"), c.child_by_field_name("value")
                 if k is not None and v is not None and v.type == "identifier":
-                    self.bindings.add(text(v), ("member", str(value.id), text(k)))
+                    self.bindings.add(self.text(v), ("member", str(value.id), self.text(k)))
 
     def _import(self, node: Node) -> None:
         source = node.child_by_field_name("source")
         if source is None:
             return
-        mod = "".join(text(c) for c in source.named_children if c.type == "string_fragment")
+        mod = "".join(self.text(c) for c in source.named_children if c.type == "string_fragment")
         self.modules.add(mod)
         for clause in node.named_children:
             if clause.type == "import_require_clause":
                 ident = next((c for c in clause.named_children if c.type == "identifier"), None)
                 if ident is not None:
-                    self.bindings.add(text(ident), ("import", mod, ""))
+                    self.bindings.add(self.text(ident), ("import", mod, ""))
             if clause.type != "import_clause":
                 continue
             for c in clause.named_children:
                 if c.type == "identifier":  # default import
-                    self.bindings.add(text(c), ("import", mod, ""))
+                    self.bindings.add(self.text(c), ("import", mod, ""))
                 elif c.type == "namespace_import":
                     ident = next((i for i in c.named_children if i.type == "identifier"), None)
                     if ident is not None:
-                        self.bindings.add(text(ident), ("import", mod, ""))
+                        self.bindings.add(self.text(ident), ("import", mod, ""))
                 elif c.type == "named_imports":
                     for spec in c.named_children:
                         if spec.type != "import_specifier":
@@ -306,7 +307,7 @@ class _Reader:
                         name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
                         if name is not None:
                             local = alias if alias is not None else name
-                            self.bindings.add(text(local), ("import", mod, text(name)))
+                            self.bindings.add(self.text(local), ("import", mod, self.text(name)))
 
     # -- calls ----------------------------------------------------------------------------------
 
@@ -314,6 +315,8 @@ class _Reader:
         self._note_requires()
         self._note_connects()
         n = 0
+        #: Lines whose marker a call used; a marker left over names the first call at it (below).
+        claimed: set[int] = set()
         for node in self.calls_found:
             if node.type != "call_expression":
                 continue
@@ -322,7 +325,12 @@ class _Reader:
             except RecursionError:
                 found = self._unresolved(node, "", "the expression is nested too deeply to read")
             if found is None:
-                continue
+                found = self._marked(node, claimed)
+                if found is None:
+                    continue
+            else:
+                line = node.start_point[0] + 1
+                claimed.update(at for at in (line, line - 1) if at in self.comments)
             n += 1
             if n > self.limits.max_calls:
                 yield UnresolvedCall(
@@ -338,10 +346,10 @@ class _Reader:
         for node in self.calls_found:
             fn = node.child_by_field_name("function")
             args = node.child_by_field_name("arguments")
-            if fn is not None and fn.type == "identifier" and text(fn) == "require" and args is not None:
+            if fn is not None and fn.type == "identifier" and self.text(fn) == "require" and args is not None:
                 first = next(iter(args.named_children), None)
                 if first is not None and first.type == "string":
-                    self.modules.add("".join(text(c) for c in first.named_children))
+                    self.modules.add("".join(self.text(c) for c in first.named_children))
 
     def _note_connects(self) -> None:
         for node in self.calls_found:
@@ -349,7 +357,7 @@ class _Reader:
             if fn is None or fn.type != "member_expression":
                 continue
             prop = fn.child_by_field_name("property")
-            if prop is None or text(prop) != "connect":
+            if prop is None or self.text(prop) != "connect":
                 continue
             client = self._value(fn.child_by_field_name("object"))
             args = self._args(node)
@@ -533,6 +541,10 @@ class _Reader:
                 return None
             table = _slack_methods()
             method = table.get(".".join(names), "") if table else ".".join(names)
+            helper = _SLACK_HELPERS.get(".".join(names))
+            if helper is not None:
+                # One call site, two Web API calls (the SDK's own upload flow); the second is yielded here.
+                return self._observed(node, "POST", _SLACK_BASE + helper, operation=helper, via="slack-web-api")
             if not method:
                 return self._unresolved(node, "slack-web-api", f"{'.'.join(names)} is not a Slack Web API method")
         return self._observed(node, "POST", _SLACK_BASE + method, operation=method, via="slack-web-api")
@@ -755,7 +767,30 @@ class _Reader:
                 operation=operation,
                 via=via,
             )
-        return UnresolvedCall(self.label, line, via, reason, one_line(text(node), max_len=160))
+        return UnresolvedCall(self.label, line, via, reason, one_line(self.text(node), max_len=160))
+
+    def _marked(self, node: Node, claimed: set[int]) -> ObservedCall | None:
+        """A call the reader sees no client in, named by a marker on its line or the line above that no
+        other call used: the author says what it is (``client[method](...)``)."""
+        line = node.start_point[0] + 1
+        for at in (line, line - 1):
+            if at in self.comments and at not in claimed:
+                named = self._marker(line)
+                if named is None:
+                    return None
+                claimed.add(at)
+                method, url, operation = named
+                return ObservedCall(
+                    time="",
+                    method=method,
+                    url=url,
+                    fmt=EvidenceFormat.CODE,
+                    source=self.label,
+                    entry=line,
+                    operation=operation,
+                    via="ramscope-marker",
+                )
+        return None
 
     def _marker(self, line: int) -> tuple[str, str, str] | None:
         """``// ramscope: OPERATION`` or ``// ramscope: METHOD URL`` on the line or the one above."""
@@ -788,6 +823,8 @@ def _url_reason(reason: str) -> str:
         return f"the URL comes from {reason}"
     if reason == "the value is computed at run time":
         return "the URL is built at run time"
+    if reason.endswith(", a parameter"):
+        return f"the URL comes from {reason}"
     return reason
 
 
@@ -811,6 +848,10 @@ _VIA = {
     "mcp": "mcp-sdk",
     "a2a": "a2a-js",
 }
+#: SDK helpers that are no Web API method themselves: what they end in. ``files.uploadV2`` gets an
+#: upload URL (``files.getUploadURLExternal``) and completes it (``files.completeUploadExternal``);
+#: both need ``files:write``, so the completing call stands for the site.
+_SLACK_HELPERS = {"files.uploadV2": "files.completeUploadExternal", "filesUploadV2": "files.completeUploadExternal"}
 _A2A_METHODS = {
     "sendMessage": "message/send",
     "sendMessageStream": "message/stream",

@@ -1,0 +1,366 @@
+"""The JavaScript/TypeScript code reader: real SDK idioms (tests/fixtures/code/js/, written as each SDK's
+docs write them), what it cannot tell, the comment marker, hostile input, and that nothing is run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ramscope.evidence.code_js import JsLimits, read_js
+from ramscope.evidence.model import EvidenceFormat, ObservedCall, UnresolvedCall
+
+FIXTURES = Path(__file__).parent / "fixtures" / "code" / "js"
+_DIALECT = {".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "jsx", ".ts": "ts", ".tsx": "tsx"}
+
+
+def _read(name: str) -> list[ObservedCall | UnresolvedCall]:
+    path = FIXTURES / name
+    return list(read_js(path.read_bytes(), name, dialect=_DIALECT[path.suffix]))
+
+
+def _calls(name: str) -> list[tuple[int, str, str, str]]:
+    """(line, method, url, operation) of each resolved call."""
+    return [(c.entry, c.method, c.url, c.operation) for c in _read(name) if isinstance(c, ObservedCall)]
+
+
+def _unresolved(name: str) -> list[tuple[int, str, str]]:
+    return [(c.line, c.via, c.reason) for c in _read(name) if isinstance(c, UnresolvedCall)]
+
+
+def _src(code: str, dialect: str = "ts") -> list[ObservedCall | UnresolvedCall]:
+    return list(read_js(code.encode(), "x." + dialect, dialect=dialect))
+
+
+# -- Google APIs Node client ----------------------------------------------------------------------
+
+
+def test_gmail_quickstart_in_commonjs_gives_discovery_method_ids_and_the_discovery_spec() -> None:
+    calls = [c for c in _read("gmail_quickstart.js") if isinstance(c, ObservedCall)]
+    assert [(c.entry, c.operation) for c in calls] == [
+        (11, "gmail.users.labels.list"),
+        (20, "gmail.users.messages.send"),
+        (29, "gmail.users.messages.list"),  # google.gmail('v1'): the version as a bare string
+    ]
+    for c in calls:
+        assert c.spec == "https://www.googleapis.com/discovery/v1/apis/gmail/v1/rest"
+        assert c.via == "googleapis"
+        assert c.url == "https://gmail.googleapis.com/"
+        assert c.fmt is EvidenceFormat.CODE
+        assert c.source == "gmail_quickstart.js"
+    assert calls[1].site == "gmail_quickstart.js:20"
+
+
+def test_google_clients_in_class_fields_typed_parameters_and_module_constants() -> None:
+    got = {(c.entry, c.operation, c.spec.rsplit("/apis/", 1)[-1]) for c in _read("google_workspace.ts")}
+    assert got == {
+        (14, "calendar.events.list", "calendar/v3/rest"),  # this.calendar assigned in the constructor
+        (25, "drive.files.list", "drive/v3/rest"),  # a class field
+        (31, "sheets.spreadsheets.values.get", "sheets/v4/rest"),  # sheets: sheets_v4.Sheets
+        (36, "drive.files.create", "drive/v3/rest"),
+        (41, "sheets.spreadsheets.values.append", "sheets/v4/rest"),
+    }
+
+
+def test_a_google_client_passed_on_untyped_is_named_by_its_variable_or_unresolved() -> None:
+    found = _src(
+        "import { google } from 'googleapis';\n"
+        "export const a = (gmail) => gmail.users.drafts.create({ userId: 'me' });\n"
+        "export const b = (svc) => svc.users.drafts.create({ userId: 'me' });\n",
+        "js",
+    )
+    assert isinstance(found[0], ObservedCall)
+    assert found[0].operation == "gmail.users.drafts.create"
+    assert found[0].spec == ""  # the version is not told: the host index decides
+    assert isinstance(found[1], UnresolvedCall)
+    assert "cannot be told" in found[1].reason
+    assert found[1].line == 3
+
+
+# -- Microsoft Graph --------------------------------------------------------------------------------
+
+
+def test_graph_javascript_client_chains_with_query_options_and_versions() -> None:
+    assert _calls("graph_client.js") == [
+        (12, "GET", "https://graph.microsoft.com/v1.0/me/messages", "GET /me/messages"),
+        (17, "POST", "https://graph.microsoft.com/v1.0/me/sendMail", "POST /me/sendMail"),
+        (21, "GET", "https://graph.microsoft.com/beta/users/{userId}", "GET /users/{userId}"),
+        (25, "DELETE", "https://graph.microsoft.com/v1.0/me/events/{id}", "DELETE /me/events/{id}"),
+        (29, "PATCH", "https://graph.microsoft.com/v1.0/me/drive/items/{id}", "PATCH /me/drive/items/{id}"),
+    ]
+
+
+def test_graph_kiota_typescript_sdk_builder_chains() -> None:
+    assert [(line, op) for line, _, _, op in _calls("graph_kiota.ts")] == [
+        (11, "GET /me"),
+        (12, "GET /me/messages"),
+        (17, "POST /users/{user-id}/sendMail"),
+        (21, "GET /users/{user-id}/mailFolders/{mailFolder-id}/messages"),
+    ]
+    assert {c.via for c in _read("graph_kiota.ts")} == {"msgraph-sdk"}
+
+
+# -- GitHub ------------------------------------------------------------------------------------------
+
+
+def test_octokit_rest_request_and_paginate_give_rest_operation_ids() -> None:
+    base = "https://api.github.com/repos/{owner}/{repo}"
+    assert _calls("octokit.ts") == [
+        (7, "POST", f"{base}/issues", "issues/create"),
+        (12, "GET", base, "repos/get"),
+        (16, "POST", f"{base}/issues/{{issue_number}}/comments", "issues/create-comment"),
+        (25, "GET", f"{base}/issues", "issues/list-for-repo"),  # paginate(octokit.rest.issues.listForRepo)
+        (26, "GET", f"{base}/issues", "issues/list-for-repo"),  # paginate("GET /repos/{owner}/{repo}/issues")
+        (31, "GET", f"{base}/pulls", "pulls/list"),  # octokit.pulls.list (before .rest)
+    ]
+
+
+def test_actions_github_get_octokit_and_github_script_injected_client() -> None:
+    assert [op for *_, op in _calls("actions_github.js")] == ["pulls/get", "issues/add-labels"]
+    assert [op for *_, op in _calls("github_script.js")] == ["issues/list-comments", "issues/create-comment"]
+
+
+def test_an_octokit_method_octokit_does_not_have_is_unresolved_not_guessed() -> None:
+    found = _src("import { Octokit } from '@octokit/rest';\nconst o = new Octokit();\no.rest.issues.frobnicate({});\n")
+    assert len(found) == 1
+    assert isinstance(found[0], UnresolvedCall)
+    assert "issues.frobnicate" in found[0].reason
+
+
+def test_octokit_base_url_for_github_enterprise_server() -> None:
+    (call,) = _src(
+        "import { Octokit } from '@octokit/rest';\n"
+        "const o = new Octokit({ baseUrl: 'https://github.example.com/api/v3' });\n"
+        "await o.rest.repos.get({ owner, repo });\n"
+    )
+    assert isinstance(call, ObservedCall)
+    assert call.url == "https://github.example.com/api/v3/repos/{owner}/{repo}"
+    assert call.operation == "repos/get"
+
+
+# -- Slack --------------------------------------------------------------------------------------------
+
+
+def test_slack_bolt_handlers_and_app_client() -> None:
+    assert _calls("slack_bolt.js") == [
+        (15, "POST", "https://slack.com/api/views.open", "views.open"),  # ({ client }) => client.views.open
+        (20, "POST", "https://slack.com/api/chat.postMessage", "chat.postMessage"),
+        (25, "POST", "https://slack.com/api/conversations.history", "conversations.history"),  # app.client
+    ]
+
+
+def test_slack_web_client_and_api_call() -> None:
+    assert [op for *_, op in _calls("slack_web.mjs")] == [
+        "chat.postMessage",
+        "reactions.add",  # web.apiCall('reactions.add', ...)
+        "files.completeUploadExternal",  # files.uploadV2 ends in it
+    ]
+
+
+def test_a_slack_member_that_is_no_web_api_method_is_unresolved() -> None:
+    found = _src("import { WebClient } from '@slack/web-api';\nconst w = new WebClient();\nw.chat.shout({});\n")
+    assert [(type(c).__name__, getattr(c, "reason", "")) for c in found] == [
+        ("UnresolvedCall", "chat.shout is not a Slack Web API method")
+    ]
+
+
+# -- plain HTTP -------------------------------------------------------------------------------------
+
+
+def test_fetch_axios_got_ky_and_https_with_templates_constants_and_base_urls() -> None:
+    assert _calls("http_clients.mjs") == [
+        (11, "GET", "https://api.example.com/v2/items/{id}", ""),
+        (12, "POST", "https://api.example.com/v2/items", ""),
+        (13, "GET", "https://api.github.com/repos/{owner}/{repo}", ""),
+        (14, "PATCH", "https://api.example.com/v2/items/{id}", ""),
+        (15, "GET", "https://api.acme.test/v1/users/{id}", ""),  # axios.create({baseURL}) + encodeURIComponent(id)
+        (16, "DELETE", "https://api.acme.test/v1/sessions/current", ""),
+        (17, "POST", "https://httpbin.org/anything", ""),
+        (18, "PUT", "https://things.test/v3/things/{id}", ""),  # new URL(path, base)
+        (19, "GET", "https://api.example.com/v2/search", ""),  # the query goes
+        (20, "POST", "https://hooks.example.org/notify", ""),
+        (21, "GET", "https://status.example.org/health", ""),
+    ]
+    assert [c.via for c in _read("http_clients.mjs") if isinstance(c, ObservedCall)] == [
+        "fetch",
+        "fetch",
+        "axios",
+        "axios",
+        "axios",
+        "axios",
+        "got",
+        "ky",
+        "got",
+        "https",
+        "https",
+    ]
+
+
+def test_what_plain_http_cannot_tell_is_unresolved_with_its_line_and_reason() -> None:
+    assert _unresolved("http_clients.mjs") == [
+        (26, "fetch", "the URL comes from url, which this file never assigns"),
+        (27, "fetch", "the URL comes from the environment variable WEBHOOK_URL"),
+        (28, "axios", "the HTTP method is computed at run time"),
+        (29, "fetch", "the URL's host is built at run time"),
+        (30, "fetch", "a relative URL and no base URL the code names"),
+    ]
+
+
+def test_commonjs_require_and_node_fetch() -> None:
+    assert _calls("http_clients.cjs") == [
+        (7, "POST", "https://api.notion.com/v1/databases/{databaseId}/query", ""),
+        (11, "GET", "https://api.notion.com/v1/pages/{id}", ""),
+    ]
+
+
+def test_an_environment_default_is_not_taken_for_the_url() -> None:
+    (call,) = _src("await fetch(process.env.API || 'https://api.example.com/x');\n", "js")
+    assert isinstance(call, UnresolvedCall)
+
+
+# -- MCP and A2A ------------------------------------------------------------------------------------
+
+
+def test_mcp_client_tool_calls_on_the_server_the_transport_names() -> None:
+    found = _read("mcp_client.ts")
+    tools = [(c.entry, c.method, c.url, c.tool) for c in found if isinstance(c, ObservedCall)]
+    assert tools == [
+        (14, "tools/call", "https://mcp.example.com/mcp", "create_issue"),
+        (28, "tools/call", "https://tools.example.net/sse", "search_docs"),  # this.mcp, connected in a method
+    ]
+    assert [(line, reason) for line, _, reason in _unresolved("mcp_client.ts")] == [
+        (35, "MCP tool 'read_file' on a stdio server (no URL)"),
+        (36, "the MCP tool name is computed at run time"),
+    ]
+
+
+def test_a2a_client_from_card_url() -> None:
+    (call,) = _read("a2a_client.ts")
+    assert isinstance(call, ObservedCall)
+    assert (call.method, call.url, call.operation, call.via) == (
+        "POST",
+        "https://travel.example.com/.well-known/agent-card.json",
+        "message/send",
+        "a2a-js",
+    )
+
+
+# -- markers, dialects, bounds ------------------------------------------------------------------------
+
+
+def test_the_comment_marker_names_an_unresolved_call() -> None:
+    found = _read("markers.ts")
+    assert [(c.entry, c.method, c.url, c.operation) for c in found if isinstance(c, ObservedCall)] == [
+        (6, "POST", "https://api.example.com/v1/items", ""),
+        (7, "GET", "", "GET /v1/items/{id}"),
+        (9, "", "", "gmail.users.messages.send"),  # client[method](...): the marker says what it is
+    ]
+    assert _unresolved("markers.ts") == [(10, "fetch", "the URL comes from endpoint, a parameter")]
+
+
+def test_a_marker_in_a_string_is_no_marker() -> None:
+    found = _src("const s = '// ramscope: POST https://evil.example/x';\nawait fetch(u);\n", "js")
+    assert [type(c).__name__ for c in found] == ["UnresolvedCall"]
+
+
+def test_jsx_and_tsx_dialects() -> None:
+    jsx = "export const A = () => <button onClick={() => fetch('https://api.example.com/a', {method: 'POST'})} />;\n"
+    tsx = (
+        "export function B(): JSX.Element { const f = async () => { await fetch<string>"
+        "('https://api.example.com/b'); }; return <div onClick={f as any}>{(x as number)}</div>; }\n"
+    )
+    (a,) = _src(jsx, "jsx")
+    (b,) = _src(tsx.replace("fetch<string>", "fetch"), "tsx")
+    assert isinstance(a, ObservedCall)
+    assert (a.method, a.url) == ("POST", "https://api.example.com/a")
+    assert isinstance(b, ObservedCall)
+    assert b.url == "https://api.example.com/b"
+
+
+def test_an_unknown_dialect_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="dialect"):
+        list(read_js(b"", "x", dialect="coffee"))
+
+
+def test_invalid_utf8_and_garbage_never_raise() -> None:
+    junk = b"\xff\xfe\x00 fetch('https://api.example.com/\xff\xfe') }}}{{{ ((( `${ \x1b[31m"
+    found = list(read_js(junk, "junk.js", dialect="js"))
+    assert all(isinstance(c, ObservedCall | UnresolvedCall) for c in found)
+    assert list(read_js(b"", "empty.ts", dialect="ts")) == []
+
+
+def test_unresolved_text_is_escaped_and_short() -> None:
+    (u,) = _src("await fetch(url + '\\u202e\x1b[2J' + 'x'.repeat(500), {});\n" + "//" + "y" * 300, "js")
+    assert isinstance(u, UnresolvedCall)
+    assert "\x1b" not in u.text
+    assert len(u.text) <= 160
+
+
+def test_a_file_over_the_byte_bound_is_one_unresolved_call() -> None:
+    found = list(read_js(b"fetch('https://a.test/');\n" * 100, "big.js", dialect="js", limits=JsLimits(max_bytes=1000)))
+    assert len(found) == 1
+    assert isinstance(found[0], UnresolvedCall)
+    assert "larger than 1000 bytes" in found[0].reason
+
+
+def test_deep_nesting_and_a_huge_file_are_bounded() -> None:
+    deep = b"const a = " + b"[" * 30_000 + b"]" * 30_000 + b";\n"
+    calls = b"f(" * 5_000 + b"fetch(u)" + b")" * 5_000 + b";\n"
+    members = b"x" + b".a" * 50_000 + b"();\n"
+    for src in (deep, calls, members):
+        found = list(read_js(src, "deep.js", dialect="js"))
+        assert all(isinstance(c, ObservedCall | UnresolvedCall) for c in found)
+    found = list(read_js(deep, "deep.js", dialect="js", limits=JsLimits(max_nodes=10_000)))
+    assert [c.reason for c in found if isinstance(c, UnresolvedCall)] == [
+        "syntax tree larger than 10000 nodes: not read"
+    ]
+    huge = b"await fetch(`https://api.example.com/items/${id}`);\n" * 20_000  # 1 MB, 20,000 calls
+    found = list(read_js(huge, "huge.js", dialect="js", limits=JsLimits(max_calls=1000)))
+    assert len(found) == 1001
+    assert isinstance(found[-1], UnresolvedCall)
+    assert "more than 1000 calls" in found[-1].reason
+
+
+def test_parse_time_is_bounded() -> None:
+    src = b"let a = " + b"[" * 200_000 + b"]" * 200_000 + b";\n"
+    found = list(read_js(src, "slow.js", dialect="js", limits=JsLimits(parse_seconds=0.0)))
+    assert len(found) == 1
+    assert isinstance(found[0], UnresolvedCall)
+    assert "parsing took longer" in found[0].reason
+
+
+def test_a_name_bound_to_itself_is_cut() -> None:
+    (u,) = _src("let url = 'https://a.test/';\nurl = url + url;\nawait fetch(url);\n", "js")
+    assert isinstance(u, UnresolvedCall)
+
+
+def test_nothing_is_imported_or_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Source that would write a file when run (top-level code, an import side effect, a postinstall
+    hook's shape) is read as text: no file appears, no process starts."""
+    marker = tmp_path / "pwned"
+    code = (
+        f"const fs = require('fs');\nfs.writeFileSync({json.dumps(str(marker))}, 'ran');\n"
+        f"import('child_process').then((cp) => cp.execSync('touch {marker}'));\n"
+        "fetch('https://api.example.com/after');\n"
+    )
+
+    def no_process(*_a: object, **_k: object) -> None:
+        raise AssertionError("a process was started")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    found = _src(code, "js")
+    assert [c.url for c in found if isinstance(c, ObservedCall)] == ["https://api.example.com/after"]
+    assert not marker.exists()
+
+
+def test_start_up_does_not_load_tree_sitter() -> None:
+    probe = (
+        "import sys\nimport ramscope.evidence.code_js\nfrom ramscope.cli import main\n"
+        "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('tree_sitter')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
