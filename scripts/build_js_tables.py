@@ -9,6 +9,15 @@ nothing installed, no install script run), parsed with the same tree-sitter gram
   (``generated/api.github.com.json``). Both MIT.
 - ``js-slack-methods.json``: ``@slack/web-api``'s ``dist/methods.js``, each ``bindApiCall(this,
   'chat.postMessage')`` under its member chain (``chat.postMessage``). MIT.
+- ``js-stripe-methods.json``: ``stripe``'s ``cjs/resources.js`` (resource and namespace names, as the
+  client names its members) and each resource class's ``_makeRequest('POST', `/v1/...`)``. MIT.
+- ``js-notion-methods.json``: ``@notionhq/client``'s ``build/src/Client.js`` (``notion.pages.create`` →
+  the endpoint it sends) and ``build/src/api-endpoints/*.js`` (each endpoint's method and path). MIT.
+- ``js-linear-methods.json``: ``@linear/sdk``'s ``dist/index.mjs``: each top-level GraphQL document
+  (``mutation createIssue(...) { issueCreate(...) }``) is the client method of its name; the operation
+  is the root field (``Mutation.issueCreate``). MIT.
+- ``js-asana-methods.json``: ``asana``'s ``src/api/*Api.js``: each ``<name>WithHttpInfo`` method's
+  ``callApi(path, METHOD)``; the method name is Asana's operationId. Apache-2.0.
 
 Usage: ``python scripts/build_js_tables.py [--from DIR]`` where DIR holds the unpacked packages (as
 ``DIR/<tarball name without .tgz>/package``); without it the script runs ``npm pack`` into a temp dir.
@@ -34,6 +43,12 @@ PACKAGES = {
     "octokit": "@octokit/plugin-rest-endpoint-methods@18.0.0",
     "openapi": "@octokit/openapi@23.0.2",
     "slack": "@slack/web-api@8.2.0",
+    "stripe": "stripe@23.1.0",
+    "notion": "@notionhq/client@5.26.0",
+    # 2.x still has what 5.x moved (databases.query became dataSources.query): agents written for it call it.
+    "notion-2": "@notionhq/client@2.3.0",
+    "linear": "@linear/sdk@98.0.0",
+    "asana": "asana@3.2.0",
 }
 
 
@@ -142,6 +157,201 @@ def slack_table(pkg: Path) -> dict[str, Any]:
     return {"methods": dict(sorted(methods.items()))}
 
 
+def _placeholder_path(node: Node) -> str:
+    """A template literal's text with each substitution as ``{name}`` (its last identifier)."""
+    if node.type == "string":
+        return _string(node) or ""
+    out: list[str] = []
+    for c in node.named_children:
+        if c.type == "string_fragment":
+            out.append(_text(c))
+        elif c.type == "template_substitution":
+            idents = [n for n in _walk(c) if n.type in ("identifier", "property_identifier")]
+            name = _text(idents[-1]) if idents else "param"
+            out.append("{" + name + "}")
+    return "".join(out)
+
+
+def _camel(name: str) -> str:
+    # stripe-node's pascalToCamelCase, as its client names a resource member
+    return "oauth" if name == "OAuth" else name[:1].lower() + name[1:]
+
+
+def stripe_table(pkg: Path) -> dict[str, Any]:
+    cjs = pkg / "cjs"
+    root = _parse(cjs / "resources.js")
+    files: dict[str, str] = {}  # require variable -> resource file
+    for n in _walk(root):
+        if n.type == "variable_declarator":
+            v = n.child_by_field_name("value")
+            if v is not None and v.type == "call_expression" and _text(v.child_by_field_name("function")) == "require":  # type: ignore[arg-type]
+                arg = _string(v.child_by_field_name("arguments").named_children[0])  # type: ignore[union-attr]
+                if arg and arg.startswith("./resources/"):
+                    files[_text(n.child_by_field_name("name"))] = arg  # type: ignore[arg-type]
+    chains: dict[str, str] = {}  # member chain prefix -> resource file
+
+    def member_file(expr: Node) -> str | None:
+        ids = [_text(c) for c in _walk(expr) if c.type == "identifier"]
+        return next((files[i] for i in ids if i in files), None)
+
+    def namespace(call: Node, prefix: str) -> None:
+        args = call.child_by_field_name("arguments")
+        assert args is not None
+        ns_name, body = _string(args.named_children[0]), args.named_children[1]
+        here = f"{prefix}{ns_name}."
+        for pair in body.named_children:
+            if pair.type != "pair":
+                continue
+            key, val = _text(pair.child_by_field_name("key")), pair.child_by_field_name("value")  # type: ignore[arg-type]
+            assert val is not None
+            if val.type == "call_expression" and "resourceNamespace" in _text(val.child_by_field_name("function")):  # type: ignore[arg-type]
+                namespace(val, here)
+            elif (f := member_file(val)) is not None:
+                chains[here + _camel(key)] = f
+
+    for n in _walk(root):
+        if n.type == "call_expression" and _text(n.child_by_field_name("function")) == "Object.defineProperty":  # type: ignore[arg-type]
+            a = n.child_by_field_name("arguments").named_children  # type: ignore[union-attr]
+            if len(a) == 3 and _text(a[0]) == "exports" and (name := _string(a[1])) and (f := member_file(a[2])):
+                chains[_camel(name.removesuffix("Resource"))] = f
+        elif n.type == "assignment_expression":
+            right = n.child_by_field_name("right")
+            if (
+                right is not None
+                and right.type == "call_expression"
+                and "resourceNamespace" in _text(right.child_by_field_name("function"))
+            ):  # type: ignore[arg-type]
+                namespace(right, "")
+    methods: dict[str, list[str]] = {}
+    for prefix, f in chains.items():
+        rroot = _parse(cjs / f.removeprefix("./"))
+        for m in _walk(rroot):
+            if m.type != "method_definition":
+                continue
+            for c in _walk(m):
+                fn = c.child_by_field_name("function") if c.type == "call_expression" else None
+                if fn is not None and _text(fn) == "this._makeRequest":
+                    a = c.child_by_field_name("arguments").named_children  # type: ignore[union-attr]
+                    verb, path = _string(a[0]), _placeholder_path(a[1])
+                    if verb and path.startswith("/v"):
+                        methods[f"{prefix}.{_text(m.child_by_field_name('name'))}"] = [
+                            verb,
+                            "https://api.stripe.com" + path,
+                        ]  # type: ignore[arg-type]
+                    break
+    return {"methods": dict(sorted(methods.items()))}
+
+
+def notion_table(pkg: Path) -> dict[str, Any]:
+    src = pkg / "build" / "src"
+    endpoints: dict[str, tuple[str, str]] = {}
+    for f in [
+        *sorted((src / "api-endpoints").glob("*.js")),
+        *[src / "api-endpoints.js"][: (src / "api-endpoints.js").is_file()],
+    ]:
+        for n in _walk(_parse(f)):
+            if n.type != "assignment_expression":
+                continue
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            if left is None or right is None or right.type != "object" or not _text(left).startswith("exports."):
+                continue
+            props = {
+                _text(p.child_by_field_name("key")): p.child_by_field_name("value")
+                for p in right.named_children
+                if p.type == "pair"
+            }  # type: ignore[arg-type]
+            verb, path = props.get("method"), props.get("path")
+            if verb is None or path is None:
+                continue
+            body = path.child_by_field_name("body")
+            if body is None or (v := _string(verb)) is None:
+                continue
+            endpoints[_text(left).removeprefix("exports.")] = (v.upper(), _placeholder_path(body))
+    methods: dict[str, list[str]] = {}
+    for n in _walk(_parse(src / "Client.js")):
+        if n.type != "member_expression" or _text(n.child_by_field_name("property")) != "path":  # type: ignore[arg-type]
+            continue
+        ep = _text(n.child_by_field_name("object")).rsplit(".", 1)[-1]  # type: ignore[arg-type]
+        if ep not in endpoints:
+            continue
+        chain: list[str] = []
+        p: Node | None = n
+        # The member chain starts at the arrow function that sends the request: pairs inside it are the
+        # request's own fields (path, method).
+        while p is not None and p.type != "arrow_function":
+            p = p.parent
+        while p is not None:
+            if p.type == "pair":
+                chain.append(_text(p.child_by_field_name("key")))  # type: ignore[arg-type]
+            elif p.type == "assignment_expression" and _text(p.child_by_field_name("left")).startswith("this."):  # type: ignore[arg-type]
+                chain.append(_text(p.child_by_field_name("left")).removeprefix("this."))  # type: ignore[arg-type]
+                break
+            elif p.type == "method_definition":
+                chain.append(_text(p.child_by_field_name("name")))  # type: ignore[arg-type]
+                break
+            p = p.parent
+        verb, path = endpoints[ep]
+        methods.setdefault(".".join(reversed(chain)), [verb, "https://api.notion.com/v1/" + path])
+    return {"methods": dict(sorted(methods.items()))}
+
+
+def _graphql_root(doc: str) -> tuple[str, str, str] | None:
+    """(kind, name, root field) of a GraphQL document's first operation, read from its tokens (GraphQL
+    text, not JavaScript): ``mutation createIssue($input: ...) { issueCreate(...`` → mutation,
+    createIssue, issueCreate."""
+    head: list[str] = []  # words before the selection set: kind and name
+    cur, parens, braces = "", 0, 0
+    for ch in doc:
+        if ch.isalnum() or ch == "_":
+            cur += ch
+            continue
+        if cur and parens == 0:
+            if braces == 0:
+                head.append(cur)
+            elif braces == 1:
+                return (head[0], head[1], cur) if len(head) >= 2 and head[0] in ("query", "mutation") else None
+        cur = ""
+        parens += {"(": 1, ")": -1}.get(ch, 0)
+        braces += {"{": 1, "}": -1}.get(ch, 0) if parens == 0 else 0
+    return None
+
+
+def linear_table(pkg: Path) -> dict[str, Any]:
+    methods: dict[str, list[str]] = {}
+    for n in _walk(_parse(pkg / "dist" / "index.mjs")):
+        if n.type != "new_expression" or _text(n.child_by_field_name("constructor")) != "TypedDocumentString":  # type: ignore[arg-type]
+            continue
+        arg = n.child_by_field_name("arguments").named_children[0]  # type: ignore[union-attr]
+        doc = "".join(_text(c) for c in arg.named_children if c.type == "string_fragment")
+        found = _graphql_root(doc)
+        if found is None or "_" in found[1]:
+            continue  # a nested query (customView_issues): reached through a model, not the client
+        kind, name, field = found
+        methods.setdefault(name, ["POST", "https://api.linear.app/graphql", f"{kind.capitalize()}.{field}"])
+    return {"methods": dict(sorted(methods.items()))}
+
+
+def asana_table(pkg: Path) -> dict[str, Any]:
+    methods: dict[str, list[str]] = {}
+    for f in sorted((pkg / "src" / "api").glob("*Api.js")):
+        for m in _walk(_parse(f)):
+            if m.type != "method_definition":
+                continue
+            name = _text(m.child_by_field_name("name"))  # type: ignore[arg-type]
+            if not name.endswith("WithHttpInfo"):
+                continue
+            for c in _walk(m):
+                fn = c.child_by_field_name("function") if c.type == "call_expression" else None
+                if fn is not None and _text(fn) == "this.apiClient.callApi":
+                    a = c.child_by_field_name("arguments").named_children  # type: ignore[union-attr]
+                    path, verb = _string(a[0]), _string(a[1])
+                    if path and verb:
+                        op = name.removesuffix("WithHttpInfo")
+                        methods[f"{f.stem}.{op}"] = [verb, "https://app.asana.com/api/1.0" + path, op]
+                    break
+    return {"methods": dict(sorted(methods.items()))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--from", dest="src", type=Path, help="a directory with the unpacked packages")
@@ -162,6 +372,18 @@ def main() -> None:
         slack = {"source": [PACKAGES["slack"]], "license": "MIT", "built": today, **slack_table(found["slack"])}
         (OUT / "js-slack-methods.json").write_text(json.dumps(slack, indent=0) + "\n", "utf-8")
         print(f"octokit: {len(octo['methods'])} methods, {len(octo['routes'])} routes; slack: {len(slack['methods'])}")
+        builders = {"stripe": stripe_table, "notion": notion_table, "linear": linear_table, "asana": asana_table}
+        for name, build in builders.items():
+            lic = "MIT (package.json says Apache 2.0)" if name == "asana" else "MIT"
+            table = build(found[name])
+            sources = [PACKAGES[name]]
+            if name == "notion":  # the newer SDK's methods first; the older one's only where the newer has none
+                older = build(found["notion-2"])["methods"]
+                table["methods"] = dict(sorted({**older, **table["methods"]}.items()))
+                sources.append(PACKAGES["notion-2"])
+            doc = {"source": sources, "license": lic, "built": today, **table}
+            (OUT / f"js-{name}-methods.json").write_text(json.dumps(doc, indent=0) + "\n", "utf-8")
+            print(f"{name}: {len(doc['methods'])} methods")
 
 
 if __name__ == "__main__":

@@ -364,3 +364,39 @@ def test_start_up_does_not_load_tree_sitter() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+# -- SDKs read from method tables (Stripe, Notion, Linear, Asana) ------------------------------------
+
+
+def test_stripe_notion_linear_and_asana_methods_from_their_tables() -> None:
+    assert _calls("saas_sdks.ts") == [
+        (12, "POST", "https://api.stripe.com/v1/customers", ""),
+        (13, "POST", "https://api.stripe.com/v1/billing_portal/sessions", ""),
+        (14, "GET", "https://api.stripe.com/v1/payment_intents/{id}", ""),
+        (19, "POST", "https://api.notion.com/v1/databases/{database_id}/query", ""),  # the 2.x SDK's method
+        (20, "POST", "https://api.notion.com/v1/pages", ""),
+        (21, "PATCH", "https://api.notion.com/v1/blocks/{block_id}/children", ""),
+        (22, "POST", "https://api.notion.com/v1/search", ""),
+        (26, "POST", "https://api.linear.app/graphql", "Query.issues"),
+        (27, "POST", "https://api.linear.app/graphql", "Mutation.issueCreate"),
+        (34, "POST", "https://app.asana.com/api/1.0/tasks", "createTask"),
+    ]
+
+
+def test_stripe_commonjs_factory_and_a_result_read_on_are_one_call() -> None:
+    assert _calls("stripe_cjs.js") == [(4, "POST", "https://api.stripe.com/v1/charges", "")]
+    assert _unresolved("stripe_cjs.js") == [
+        (5, "stripe", "customers.frobnicate is not in the stripe SDK's method table")
+    ]
+
+
+def test_the_shipped_tables_name_their_packages() -> None:
+    data = Path(__file__).resolve().parents[1] / "src" / "ramscope" / "evidence" / "data"
+    notice = (data / "NOTICE.md").read_text("utf-8")
+    for f in sorted(data.glob("*.json")):
+        doc = json.loads(f.read_text("utf-8"))
+        assert doc["source"], f.name
+        assert f"`{f.name}`" in notice, f.name
+        for pkg in doc["source"]:
+            assert pkg.rsplit("@", 1)[0] in notice, (f.name, pkg)

@@ -602,6 +602,8 @@ class Evaluator:
             return Cli("notion")
         if mod == "@linear/sdk" and rest == ("LinearClient",):
             return Cli("linear")
+        if mod == "asana" and len(rest) == 1 and rest[0].endswith("Api"):
+            return Cli("asana", (("api", rest[0]),))
         return Unknown()
 
     def walk_args(self, ids: tuple[int, ...]) -> Iterator[Node]:

@@ -418,9 +418,14 @@ class _Reader:
     def _chain_call(self, node: Node, chain: Chain, args: tuple[Node, ...]) -> ObservedCall | UnresolvedCall | None:
         base = chain.base
         names = chain.plain()
+        # A call inside the chain is a result read on (``create(...).then``, ``post(...).json``), but for
+        # Kiota's builders, where ``byUserId(id)`` is a path segment.
+        results = any(called for _, called in chain.names[:-1])
         if isinstance(base, Free):
-            return self._free_chain(node, base.name, chain, args)
+            return self._free_chain(node, base.name, chain, args, results)
         kind = base.kind
+        if results and kind != "kiota":
+            return None
         if kind == "google":
             return self._google(node, base.get("api"), base.get("version"), names)
         if kind == "octokit":
@@ -437,17 +442,21 @@ class _Reader:
             return self._mcp(node, base, names, args)
         if kind == "a2a":
             return self._a2a(node, base, names)
-        if kind in ("stripe", "notion", "linear"):
-            return self._sdk(node, kind, names)
+        if kind in _SDK_VIA:
+            return self._sdk(node, base, names)
         return None
 
     def _free_chain(
-        self, node: Node, root: str, chain: Chain, args: tuple[Node, ...]
+        self, node: Node, root: str, chain: Chain, args: tuple[Node, ...], results: bool
     ) -> ObservedCall | UnresolvedCall | None:
         """A chain on a name the file never binds: an injected client (github-script's ``github``, a Bolt
         handler's ``client``, a helper's parameter). Read only where the chain itself names one SDK."""
         names = chain.plain()
         mods = self.modules
+        if results:
+            if any(m.startswith("@microsoft/msgraph-sdk") for m in mods) and names and names[0] in _GRAPH_ROOTS:
+                return self._kiota(node, chain)
+            return None
         if root in ("axios", "got", "ky") and len(names) == 1:
             return self._http_lib(node, root, names, args, "")
         if len(names) >= 3 and names[0] == "rest" and ".".join(names[1:3]) in _octokit_methods():
@@ -608,17 +617,18 @@ class _Reader:
             return self._unresolved(node, "a2a-js", "an A2A agent whose card URL cannot be told")
         return self._observed(node, "POST", url, operation=method, via="a2a-js")
 
-    def _sdk(self, node: Node, sdk: str, names: tuple[str, ...]) -> ObservedCall | UnresolvedCall | None:
+    def _sdk(self, node: Node, client: Cli, names: tuple[str, ...]) -> ObservedCall | UnresolvedCall | None:
+        """An SDK whose method names map one-to-one to operations, read from its shipped table."""
+        sdk = client.kind
         table = _sdk_methods(sdk)
-        if not table:
-            return self._unresolved(node, sdk, f"no {sdk} method table is shipped")
-        entry = table.get(".".join(names))
+        key = ".".join((client.get("api"), *names) if client.get("api") else names)
+        entry = table.get(key)
         if entry is None:
-            if len(names) == 1 and sdk != "linear":
-                return None
-            return self._unresolved(node, sdk, f"{'.'.join(names)} is not in the {sdk} SDK's method table")
+            if len(names) == 1 and sdk in ("stripe", "notion"):
+                return None  # a member of the client itself (stripe.setTimeout), no resource method
+            return self._unresolved(node, _SDK_VIA[sdk], f"{key} is not in the {sdk} SDK's method table")
         method, url, op = entry[0], entry[1], entry[2] if len(entry) > 2 else ""
-        return self._observed(node, method, url, operation=op, via=sdk)
+        return self._observed(node, method, url, operation=op, via=_SDK_VIA[sdk])
 
     # -- plain HTTP -------------------------------------------------------------------------------
 
@@ -838,6 +848,8 @@ def _google_api_named(name: str) -> str:
     return base if base in _GOOGLE_API_NAMES else ""
 
 
+#: SDKs read from a method table (``data/js-<kind>-methods.json``), and how a call names them.
+_SDK_VIA = {"stripe": "stripe", "notion": "notionhq-client", "linear": "linear-sdk", "asana": "asana"}
 _VIA = {
     "google": "googleapis",
     "octokit": "octokit",
