@@ -400,3 +400,48 @@ def test_the_shipped_tables_name_their_packages() -> None:
         assert f"`{f.name}`" in notice, f.name
         for pkg in doc["source"]:
             assert pkg.rsplit("@", 1)[0] in notice, (f.name, pkg)
+
+
+def test_factories_helpers_and_methods_that_return_clients_or_urls() -> None:
+    found = _src(
+        "import { google } from 'googleapis';\nimport { WebClient } from '@slack/web-api';\n"
+        "function gmailFor(auth) { return google.gmail({ version: 'v1', auth }); }\n"
+        "const slackFor = (token: string) => new WebClient(token);\n"
+        "const itemUrl = (id: string) => `https://api.example.com/v1/items/${id}`;\n"
+        "class Bot {\n  private getClient() { return slackFor(process.env.T!); }\n  async run(auth) {\n"
+        "    await gmailFor(auth).users.threads.list({ userId: 'me' });\n"
+        "    await this.getClient().chat.postMessage({ channel: 'c' });\n"
+        "    await fetch(itemUrl('42'), { method: 'DELETE' });\n  }\n}\n"
+        "function loop(n) { return loop(n - 1); }\nloop(3).x.y();\n"
+    )
+    assert [(c.entry, c.method, c.url, c.operation) for c in found if isinstance(c, ObservedCall)] == [
+        (9, "", "https://gmail.googleapis.com/", "gmail.users.threads.list"),
+        (10, "POST", "https://slack.com/api/chat.postMessage", "chat.postMessage"),
+        (11, "DELETE", "https://api.example.com/v1/items/{id}", ""),
+    ]
+    assert len(found) == 3
+
+
+def test_a_request_helper_whose_path_is_a_parameter_is_unresolved() -> None:
+    found = _src(
+        "const BASE = 'https://api.example.com/v1';\n"
+        "export async function api(path: string, init?: RequestInit) { return fetch(`${BASE}${path}`, init); }\n"
+        "export const get = (endpoint) => fetch(BASE + '/' + endpoint);\n"
+    )
+    assert [(type(c).__name__, getattr(c, "reason", "")) for c in found] == [
+        ("UnresolvedCall", "the path comes from path, built at run time"),
+        ("UnresolvedCall", "the path comes from endpoint, built at run time"),
+    ]
+
+
+def test_options_that_cannot_be_read_leave_the_method_unknown_not_get() -> None:
+    found = _src(
+        "export const a = (init: RequestInit) => fetch('https://api.example.com/a', init);\n"
+        "export const b = (o) => fetch('https://api.example.com/b', { ...o, headers: {} });\n"
+        "export const c = (o) => fetch('https://api.example.com/c', { ...o, method: 'PUT' });\n"
+    )
+    assert [getattr(c, "reason", None) or c.method for c in found] == [  # type: ignore[union-attr]
+        "the HTTP method is computed at run time",
+        "the HTTP method is computed at run time",
+        "PUT",
+    ]

@@ -23,6 +23,7 @@ __all__ = [
     "Chain",
     "Cli",
     "Evaluator",
+    "Fn",
     "Free",
     "Obj",
     "Source",
@@ -108,13 +109,21 @@ class Obj:
 
 
 @dataclass(frozen=True, slots=True)
+class Fn:
+    """A function the file defines: calling it gives what its ``return`` statements agree on (a factory
+    ``function gmailFor(auth) { return google.gmail({version: "v1", auth}); }``)."""
+
+    node: int
+
+
+@dataclass(frozen=True, slots=True)
 class Unknown:
     """What cannot be told statically, and why (in words for the finding)."""
 
     reason: str = "the value is computed at run time"
 
 
-Value = Str | Sym | Cli | Free | Chain | Obj | Unknown
+Value = Str | Sym | Cli | Free | Chain | Obj | Fn | Unknown
 
 
 class Source:
@@ -332,6 +341,9 @@ class Evaluator:
                 return Unknown()
             arg_nodes = tuple(a for a in args.named_children if a.type != "comment") if args is not None else ()
             return self.new(self.eval(ctor, depth), arg_nodes, depth)
+        if t in _FUNCTIONS:
+            self.nodes[node.id] = node
+            return Fn(node.id)
         if t == "object":
             props: list[tuple[str, int]] = []
             for c in node.named_children:
@@ -344,6 +356,8 @@ class Evaluator:
                 elif c.type == "shorthand_property_identifier":
                     props.append((self.text(c), c.id))
                     self.nodes[c.id] = c
+                elif c.type == "spread_element":
+                    props.append(("...", c.id))  # any key may come from it
             return Obj(tuple(props))
         if t == "shorthand_property_identifier":
             return self.name(self.text(node), depth)
@@ -450,9 +464,34 @@ class Evaluator:
             if made is not None:
                 return made
             return Chain(callee.base, (*head, (last, True)), ids)
-        if isinstance(callee, Str):
-            return Unknown()
+        if isinstance(callee, Fn):
+            return self._returns(callee, depth)
         return Unknown()
+
+    def _returns(self, fn: Fn, depth: int) -> Value:
+        node = self.nodes.get(fn.node)
+        body = node.child_by_field_name("body") if node is not None else None
+        if body is None:
+            return Unknown()
+        if body.type != "statement_block":  # an arrow function's expression body
+            return self.eval(body, depth)
+        found: list[Value] = []
+        stack = list(reversed(body.named_children))
+        seen = 0
+        while stack and seen < 4096 and len(found) < 16:
+            n = stack.pop()
+            seen += 1
+            if n.type in _FUNCTIONS or n.type == "class_declaration":
+                continue  # a nested function's returns are its own
+            if n.type == "return_statement":
+                if n.named_children:
+                    found.append(self.eval(n.named_children[0], depth))
+                continue
+            stack.extend(reversed(n.named_children))
+        known = [v for v in found if not isinstance(v, Unknown)]
+        if known and _agree(known, len(found)):
+            return known[0]
+        return Unknown("the function's result is computed at run time")
 
     def _factory(self, chain: Chain, args: tuple[Node, ...], depth: int) -> Value | None:
         """Clients that clients make: ``axios.create`` is a Sym call; these are members of instances."""
@@ -652,6 +691,16 @@ def _is_octokit_class(sym: Sym) -> bool:
 
 
 _GLOBAL_HTTP = frozenset({"fetch", "axios"})
+_FUNCTIONS = frozenset(
+    {
+        "arrow_function",
+        "function_expression",
+        "function",
+        "function_declaration",
+        "generator_function_declaration",
+        "method_definition",
+    }
+)
 _GOOGLE_NOT_APIS = frozenset({"auth", "options", "discover", "discoverAPI", "GoogleApis", "AuthPlus", "common"})
 _GRAPH_MODIFIERS = frozenset(
     {

@@ -71,6 +71,9 @@ class JsLimits:
 
 DEFAULT_LIMITS = JsLimits()
 
+_NO_OPTIONS = Unknown("no options")
+#: A callback argument (``https.get(url, (res) => ...)``) is no options object.
+_FUNCTION_NODES = frozenset({"arrow_function", "function_expression", "function"})
 _HTTP_METHODS = ("get", "post", "put", "patch", "delete", "head", "options")
 _MARKER = "ramscope:"
 _GRAPH_BASE = "https://graph.microsoft.com"
@@ -251,6 +254,14 @@ class _Reader:
                     self.bindings.add(n, ("type", str(typ.id)))
         elif t == "import_statement":
             self._import(node)
+        elif t in ("function_declaration", "generator_function_declaration"):
+            name = node.child_by_field_name("name")
+            if name is not None:
+                self._bind(self.text(name), node)
+        elif t == "method_definition":
+            name = node.child_by_field_name("name")
+            if name is not None and self.text(name) != "constructor":
+                self._bind("this." + self.text(name).lstrip("#"), node)
 
     def _target(self, left: Node) -> str:
         if left.type == "identifier":
@@ -647,7 +658,7 @@ class _Reader:
             first = self._value(args[0])
             if isinstance(first, Obj):
                 return self._from_config(node, lib, first, base, default="GET")
-            opts = self._value(args[1]) if len(args) > 1 else Unknown()
+            opts = self._value(args[1]) if len(args) > 1 else _NO_OPTIONS
             method = self._method_of(opts, "GET")
             return self._http(node, lib, method, first, base)
         if len(names) != 1:
@@ -670,7 +681,7 @@ class _Reader:
         if not args:
             return self._unresolved(node, via, "fetch with no URL")
         target = self._value(args[0])
-        opts = self._value(args[1]) if len(args) > 1 else Unknown()
+        opts = self._value(args[1]) if len(args) > 1 else _NO_OPTIONS
         method = self._method_of(opts, "GET")
         return self._http(node, via, method, target, base)
 
@@ -687,7 +698,7 @@ class _Reader:
                 return self._unresolved(node, lib, "the host is built at run time")
             scheme = "https" if lib == "https" else "http"
             return self._http(node, lib, method, Str(f"{scheme}://{host.text}{path.text}", path.literal), "")
-        opts = self._value(args[1]) if len(args) > 1 else Unknown()
+        opts = self._value(args[1]) if len(args) > 1 and args[1].type not in _FUNCTION_NODES else _NO_OPTIONS
         method = self._method_of(opts, default) if verb == "request" else "GET"
         return self._http(node, lib, method, first, "")
 
@@ -708,9 +719,14 @@ class _Reader:
         return v if isinstance(v, Str) else None
 
     def _method_of(self, opts: Value, default: str) -> str:
-        """The ``method`` of an options object: upper-case, "" when it is computed, the default when absent."""
-        if not isinstance(opts, Obj) or opts.node_id("method") is None:
+        """The ``method`` of an options object: upper-case, "" when it is computed (or the options are,
+        or a spread may bring one), the default when the options say none."""
+        if isinstance(opts, Unknown) and opts.reason == "no options":
             return default
+        if not isinstance(opts, Obj):
+            return ""
+        if opts.node_id("method") is None:
+            return "" if opts.node_id("...") is not None else default
         v = self._prop(opts, "method")
         if isinstance(v, Str) and v.literal and v.text.isalpha():
             return v.text.upper()
@@ -719,8 +735,6 @@ class _Reader:
     def _http(self, node: Node, via: str, method: str, target: Value, base: str) -> ObservedCall | UnresolvedCall:
         if isinstance(target, Cli) and target.kind == "url":
             target = Str(target.get("url"), target.get("literal") == "1")
-        if not method:
-            return self._unresolved(node, via, "the HTTP method is computed at run time")
         if not isinstance(target, Str):
             reason = target.reason if isinstance(target, Unknown) and target.reason else "the URL is built at run time"
             if isinstance(target, Free):
@@ -739,9 +753,15 @@ class _Reader:
         scheme_host = url.split("://", 1)[1].partition("/")[0] if "://" in url else ""
         if "{" in scheme_host or not scheme_host:
             return self._unresolved(node, via, "the URL's host is built at run time")
+        whole = _whole_path(url)
+        if whole:
+            # ``${BASE}${path}`` in a request helper: the placeholder stands for a path, not a segment.
+            return self._unresolved(node, via, f"the path comes from {whole}, built at run time")
         stripped = strip_url(url)
         if stripped is None:
             return self._unresolved(node, via, "not an http(s) URL")
+        if not method:
+            return self._unresolved(node, via, "the HTTP method is computed at run time")
         return self._observed(node, method, stripped, via=via)
 
     # -- results ----------------------------------------------------------------------------------
@@ -819,6 +839,18 @@ class _Reader:
             if len(parts) == 1 and len(parts[0]) <= 200:
                 return "", "", parts[0]
         return None
+
+
+def _whole_path(url: str) -> str:
+    """The name of a placeholder in ``url``'s path that stands for a whole path (``{path}``, ``{endpoint}``,
+    ``{url}``), else ""."""
+    path = url.split("://", 1)[1].partition("/")[2].partition("?")[0]
+    for piece in path.split("{")[1:]:
+        name = piece.partition("}")[0]
+        low = name.lower()
+        if any(w in low for w in ("path", "url", "endpoint", "route", "uri")):
+            return name
+    return ""
 
 
 def _via(v: Value) -> str:
