@@ -17,7 +17,12 @@ nothing installed, no install script run), parsed with the same tree-sitter gram
   (``mutation createIssue(...) { issueCreate(...) }``) is the client method of its name; the operation
   is the root field (``Mutation.issueCreate``). MIT.
 - ``js-asana-methods.json``: ``asana``'s ``src/api/*Api.js``: each ``<name>WithHttpInfo`` method's
-  ``callApi(path, METHOD)``; the method name is Asana's operationId. Apache-2.0.
+  ``callApi(path, METHOD)``; the method name is Asana's operationId. MIT (package.json: Apache 2.0).
+- ``js-gapic-methods.json``: the Google Workspace client libraries ``@google-apps/chat`` and
+  ``@google-apps/meet`` (Apache-2.0): ``gapic_metadata.json`` (client method → RPC) and
+  ``build/protos/protos.json`` (each RPC's ``google.api.http`` method and path), joined by method and
+  path to the Discovery method (id, ``flatPath``) of the same API in google-api-python-client's bundled
+  Discovery documents (Apache-2.0; the installed package, ``pip install google-api-python-client``).
 
 Usage: ``python scripts/build_js_tables.py [--from DIR]`` where DIR holds the unpacked packages (as
 ``DIR/<tarball name without .tgz>/package``); without it the script runs ``npm pack`` into a temp dir.
@@ -49,7 +54,12 @@ PACKAGES = {
     "notion-2": "@notionhq/client@2.3.0",
     "linear": "@linear/sdk@98.0.0",
     "asana": "asana@3.2.0",
+    "chat": "@google-apps/chat@0.32.0",
+    "meet": "@google-apps/meet@0.7.2",
 }
+#: The Google Workspace client libraries (gapic, over gRPC or REST) whose RPCs are joined to Discovery
+#: methods: (package key, proto package, version directory, Discovery document).
+GAPIC = (("chat", "google.chat.v1", "v1", "chat.v1.json"), ("meet", "google.apps.meet.v2", "v2", "meet.v2.json"))
 
 
 def _text(node: Node) -> str:
@@ -352,6 +362,73 @@ def asana_table(pkg: Path) -> dict[str, Any]:
     return {"methods": dict(sorted(methods.items()))}
 
 
+def _gapic_key(method: str, path: str) -> str:
+    """``POST /v1/{parent=spaces/*}/messages`` and Discovery's ``v1/spaces/{spacesId}/messages`` → one key."""
+    # A bound variable's pattern stands in its place (``{parent=spaces/*}`` → ``spaces/*``) before splitting.
+    flat, i = "", 0
+    while (j := path.find("{", i)) >= 0:
+        k = path.index("}", j)
+        _name, eq, pattern = path[j + 1 : k].partition("=")
+        flat += path[i:j] + (pattern if eq else "*")
+        i = k + 1
+    flat += path[i:]
+    out = ["{}" if seg in ("*", "**") else seg for seg in flat.strip("/").split("/")]
+    return f"{method.upper()} /" + "/".join(out)
+
+
+def _discovery_methods(doc: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """key -> (method id, HTTP method, flatPath) of every method of a Discovery document."""
+    out: dict[str, tuple[str, str, str]] = {}
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        for m in node.get("methods", {}).values():
+            flat = m.get("flatPath") or m["path"]
+            out[_gapic_key(m["httpMethod"], "/" + flat)] = (m["id"], m["httpMethod"], flat)
+        stack.extend(node.get("resources", {}).values())
+    return out
+
+
+def gapic_table(found: dict[str, Path]) -> dict[str, Any]:
+    import googleapiclient
+
+    docs = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
+    methods: dict[str, list[str]] = {}
+    for key, proto_pkg, version, doc_name in GAPIC:
+        pkg = found[key]
+        doc = json.loads((docs / doc_name).read_bytes())
+        by_route = _discovery_methods(doc)
+        spec = f"https://www.googleapis.com/discovery/v1/apis/{doc['name']}/{doc['version']}/rest"
+        meta = json.loads((pkg / "build" / "src" / version / "gapic_metadata.json").read_bytes())
+        protos = json.loads((pkg / "build" / "protos" / "protos.json").read_bytes())
+        ns: Any = protos
+        for part in proto_pkg.split("."):
+            ns = ns["nested"][part]
+        for svc_name, svc in meta["services"].items():
+            client = svc["clients"]["grpc"]["libraryClient"]
+            rpcs = ns["nested"][svc_name]["methods"]
+            for rpc, names in svc["clients"]["grpc"]["rpcs"].items():
+                opts = rpcs[rpc].get("options", {})
+                http = next(
+                    (
+                        (v, p)
+                        for v in ("get", "post", "patch", "put", "delete")
+                        if (p := opts.get(f"(google.api.http).{v}"))
+                    ),
+                    None,
+                )
+                if http is None:
+                    continue
+                hit = by_route.get(_gapic_key(http[0], http[1]))
+                if hit is None:
+                    continue
+                mid, verb, flat = hit
+                for name in names["methods"]:
+                    for form in (name, name + "Async", name + "Stream"):
+                        methods[f"{client}.{form}"] = [verb, doc["rootUrl"] + doc["servicePath"] + flat, mid, spec]
+    return {"methods": dict(sorted(methods.items()))}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--from", dest="src", type=Path, help="a directory with the unpacked packages")
@@ -384,6 +461,13 @@ def main() -> None:
             doc = {"source": sources, "license": lic, "built": today, **table}
             (OUT / f"js-{name}-methods.json").write_text(json.dumps(doc, indent=0) + "\n", "utf-8")
             print(f"{name}: {len(doc['methods'])} methods")
+        from importlib.metadata import version
+
+        discovery = f"google-api-python-client@{version('google-api-python-client')} (Discovery documents)"
+        gapic = {"source": [PACKAGES["chat"], PACKAGES["meet"], discovery], "license": "Apache-2.0", "built": today}
+        gapic.update(gapic_table(found))
+        (OUT / "js-gapic-methods.json").write_text(json.dumps(gapic, indent=0) + "\n", "utf-8")
+        print(f"gapic: {len(gapic['methods'])} methods")
 
 
 if __name__ == "__main__":

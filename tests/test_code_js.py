@@ -201,7 +201,7 @@ def test_fetch_axios_got_ky_and_https_with_templates_constants_and_base_urls() -
 
 def test_what_plain_http_cannot_tell_is_unresolved_with_its_line_and_reason() -> None:
     assert _unresolved("http_clients.mjs") == [
-        (26, "fetch", "the URL comes from url, which this file never assigns"),
+        (26, "fetch", "the URL comes from url, which cannot be traced in this file"),
         (27, "fetch", "the URL comes from the environment variable WEBHOOK_URL"),
         (28, "axios", "the HTTP method is computed at run time"),
         (29, "fetch", "the URL's host is built at run time"),
@@ -445,3 +445,21 @@ def test_options_that_cannot_be_read_leave_the_method_unknown_not_get() -> None:
         "the HTTP method is computed at run time",
         "PUT",
     ]
+
+
+def test_google_workspace_client_libraries_give_discovery_methods() -> None:
+    found = [c for c in _read("google_chat_client.mjs") if isinstance(c, ObservedCall)]
+    assert [(c.entry, c.method, c.url, c.operation, c.spec) for c in found] == [
+        (12, "GET", "https://chat.googleapis.com/v1/spaces", "chat.spaces.list", CHAT_SPEC),  # spacePath(): no call
+        (
+            21,
+            "POST",
+            "https://chat.googleapis.com/v1/spaces/{spacesId}/messages",
+            "chat.spaces.messages.create",
+            CHAT_SPEC,
+        ),
+    ]
+    assert {c.via for c in found} == {"google-apps"}
+
+
+CHAT_SPEC = "https://www.googleapis.com/discovery/v1/apis/chat/v1/rest"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 __all__ = [
+    "OPAQUE",
     "Bindings",
     "Chain",
     "Cli",
@@ -125,6 +126,9 @@ class Unknown:
 
 Value = Str | Sym | Cli | Free | Chain | Obj | Fn | Unknown
 
+#: The result of calling what the file cannot see into: a global, or a function of another module.
+OPAQUE = Unknown("the result of a function this file does not define")
+
 
 class Source:
     """A node's text, sliced from the file's bytes. (``Node.text`` of a tree parsed through a read
@@ -205,8 +209,12 @@ class Evaluator:
         finally:
             self._visiting.discard(key)
         known = [v for v in values if not isinstance(v, Unknown)]
-        if not known and all(e[0] == "type" for e in entries):
-            out: Value = Unknown(f"{key.removeprefix('this.')}, a parameter")
+        if values and all(v == OPAQUE for v in values):
+            # What a function of another module (or a global one) returns: as unknown as an injected
+            # name, and read as one (``const chatClient = await createClient()``).
+            out: Value = Free(key)
+        elif not known and all(e[0] == "type" for e in entries):
+            out = Unknown(f"{key.removeprefix('this.')}, a parameter")
         elif not known:
             out = values[0]
         elif _agree(known, len(values)):
@@ -466,6 +474,8 @@ class Evaluator:
             return Chain(callee.base, (*head, (last, True)), ids)
         if isinstance(callee, Fn):
             return self._returns(callee, depth)
+        if isinstance(callee, Free | Sym):
+            return OPAQUE
         return Unknown()
 
     def _returns(self, fn: Fn, depth: int) -> Value:
@@ -570,7 +580,7 @@ class Evaluator:
         if lib is not None and rest in (("create",), ("extend",)) and lib in ("axios", "got", "ky"):
             cfg = self.eval(args[0], depth) if args else Unknown()
             return Cli("http", (("lib", lib), ("base", self._base_url(cfg, depth))))
-        return Unknown()
+        return OPAQUE if mod.startswith(".") else Unknown()
 
     def _google_version(self, args: tuple[Node, ...], depth: int) -> str:
         if not args:
@@ -641,6 +651,8 @@ class Evaluator:
             return Cli("notion")
         if mod == "@linear/sdk" and rest == ("LinearClient",):
             return Cli("linear")
+        if mod.startswith("@google-apps/") and rest and rest[-1].endswith("ServiceClient"):
+            return Cli("gapic", (("api", rest[-1]),))
         if mod == "asana" and len(rest) == 1 and rest[0].endswith("Api"):
             return Cli("asana", (("api", rest[0]),))
         return Unknown()

@@ -487,9 +487,19 @@ class _Reader:
             return self._unresolved(node, "googleapis", f"a Google API client ({root}) whose API cannot be told")
         if any(m.startswith("@microsoft/msgraph-sdk") for m in mods) and names and names[0] in _GRAPH_ROOTS:
             return self._kiota(node, chain)
-        if any(m.startswith("@microsoft/microsoft-graph-client") for m in mods) and names and names[0] == "api":
-            return None
+        if len(names) == 1:
+            return self._gapic_named(node, root, names[0])
         return None
+
+    def _gapic_named(self, node: Node, root: str, method: str) -> ObservedCall | UnresolvedCall | None:
+        """``chatClient.createMessage(...)`` on a client another module made: the variable's name and the
+        method together name one Workspace client library method."""
+        low = root.lower()
+        table = _sdk_methods("gapic")
+        hits = [c for c, stems in _GAPIC_STEMS.items() if any(s in low for s in stems) and f"{c}.{method}" in table]
+        if len(hits) != 1:
+            return None
+        return self._sdk(node, Cli("gapic", (("api", hits[0]),)), (method,))
 
     def _google(
         self, node: Node, api: str, version: str, names: tuple[str, ...]
@@ -635,11 +645,14 @@ class _Reader:
         key = ".".join((client.get("api"), *names) if client.get("api") else names)
         entry = table.get(key)
         if entry is None:
-            if len(names) == 1 and sdk in ("stripe", "notion"):
-                return None  # a member of the client itself (stripe.setTimeout), no resource method
+            if (len(names) == 1 and sdk in ("stripe", "notion")) or sdk == "gapic":
+                # A member of the client itself (stripe.setTimeout; a gapic client's path helpers,
+                # close(), initialize()): no resource method.
+                return None
             return self._unresolved(node, _SDK_VIA[sdk], f"{key} is not in the {sdk} SDK's method table")
-        method, url, op = entry[0], entry[1], entry[2] if len(entry) > 2 else ""
-        return self._observed(node, method, url, operation=op, via=_SDK_VIA[sdk])
+        method, url = entry[0], entry[1]
+        op, spec = (entry[2] if len(entry) > 2 else ""), (entry[3] if len(entry) > 3 else "")
+        return self._observed(node, method, url, operation=op, via=_SDK_VIA[sdk], spec=spec)
 
     # -- plain HTTP -------------------------------------------------------------------------------
 
@@ -738,7 +751,7 @@ class _Reader:
         if not isinstance(target, Str):
             reason = target.reason if isinstance(target, Unknown) and target.reason else "the URL is built at run time"
             if isinstance(target, Free):
-                reason = f"the URL comes from {target.name}, which this file never assigns"
+                reason = f"the URL comes from {target.name}, which cannot be traced in this file"
             return self._unresolved(node, via, _url_reason(reason))
         url = target.text
         if not url.lower().startswith(("http://", "https://")):
@@ -881,7 +894,19 @@ def _google_api_named(name: str) -> str:
 
 
 #: SDKs read from a method table (``data/js-<kind>-methods.json``), and how a call names them.
-_SDK_VIA = {"stripe": "stripe", "notion": "notionhq-client", "linear": "linear-sdk", "asana": "asana"}
+_SDK_VIA = {
+    "stripe": "stripe",
+    "notion": "notionhq-client",
+    "linear": "linear-sdk",
+    "asana": "asana",
+    "gapic": "google-apps",
+}
+#: Google Workspace client library classes, and the words a variable holding one is named with.
+_GAPIC_STEMS = {
+    "ChatServiceClient": ("chat",),
+    "SpacesServiceClient": ("meet", "space"),
+    "ConferenceRecordsServiceClient": ("meet", "conference", "record"),
+}
 _VIA = {
     "google": "googleapis",
     "octokit": "octokit",
