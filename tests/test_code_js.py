@@ -452,7 +452,7 @@ def test_google_workspace_client_libraries_give_discovery_methods() -> None:
     assert [(c.entry, c.method, c.url, c.operation, c.spec) for c in found] == [
         (12, "GET", "https://chat.googleapis.com/v1/spaces", "chat.spaces.list", CHAT_SPEC),  # spacePath(): no call
         (
-            21,
+            22,
             "POST",
             "https://chat.googleapis.com/v1/spaces/{spacesId}/messages",
             "chat.spaces.messages.create",
