@@ -463,3 +463,14 @@ def test_google_workspace_client_libraries_give_discovery_methods() -> None:
 
 
 CHAT_SPEC = "https://www.googleapis.com/discovery/v1/apis/chat/v1/rest"
+
+
+def test_globals_and_results_in_a_googleapis_file_are_no_calls() -> None:
+    found = _src(
+        "import { google } from 'googleapis';\n"
+        "process.stdout.write('x');\nconsole.log.apply(null, []);\n"
+        "export function show(res) { res.data.items.forEach((i) => i); }\n"
+        "export const f = (service) => service.users.list({});\n",
+        "js",
+    )
+    assert [(type(c).__name__, getattr(c, "line", 0)) for c in found] == [("UnresolvedCall", 5)]

@@ -76,6 +76,7 @@ _NO_OPTIONS = Unknown("no options")
 _FUNCTION_NODES = frozenset({"arrow_function", "function_expression", "function"})
 _HTTP_METHODS = ("get", "post", "put", "patch", "delete", "head", "options")
 _MARKER = "ramscope:"
+_MARKER_BYTES = _MARKER.encode()
 _GRAPH_BASE = "https://graph.microsoft.com"
 _SLACK_BASE = "https://slack.com/api/"
 _GITHUB_BASE = "https://api.github.com"
@@ -94,7 +95,7 @@ def read_js(
     if isinstance(tree_root, str):
         yield UnresolvedCall(label, 1, "", tree_root)
         return
-    yield from _Reader(tree_root, data, label, limits).calls()
+    yield from _Reader(tree_root, data, label, dialect, limits).calls()
 
 
 @cache
@@ -111,6 +112,34 @@ def _parser(dialect: str) -> Parser:
 
         lang = Language(tsj.language())
     return Parser(lang)
+
+
+#: The node kinds the reader looks at (those a grammar lacks are left out of its query).
+_KINDS = (
+    "call_expression",
+    "new_expression",
+    "comment",
+    "variable_declarator",
+    "assignment_expression",
+    "public_field_definition",
+    "field_definition",
+    "required_parameter",
+    "optional_parameter",
+    "import_statement",
+    "function_declaration",
+    "generator_function_declaration",
+    "method_definition",
+)
+
+
+@cache
+def _query(dialect: str, comments: bool) -> Any:
+    from tree_sitter import Query  # noqa: PLC0415 - loaded with the first file read
+
+    lang = _parser(dialect).language
+    assert lang is not None
+    kinds = [k for k in _KINDS if lang.id_for_node_kind(k, True) and (comments or k != "comment")]
+    return Query(lang, " ".join(f"({k}) @n" for k in kinds))
 
 
 def _parse(data: bytes, dialect: str, limits: JsLimits) -> Node | str:
@@ -168,6 +197,11 @@ def _sdk_methods(sdk: str) -> dict[str, list[str]]:
 
 
 @cache
+def _gapic_names() -> frozenset[str]:
+    return frozenset(k.rsplit(".", 1)[1] for k in _sdk_methods("gapic"))
+
+
+@cache
 def _google_bases() -> dict[str, str]:
     """Discovery document URL -> the API's base URL, from the shipped host index."""
     from .hosts import _shipped  # noqa: PLC0415 - the index is read only for a Google call
@@ -190,8 +224,8 @@ def _route_key(method: str, path: str) -> str:
 
 
 class _Reader:
-    def __init__(self, root: Node, data: bytes, label: str, limits: JsLimits) -> None:
-        self.root, self.label, self.limits = root, label, limits
+    def __init__(self, root: Node, data: bytes, label: str, dialect: str, limits: JsLimits) -> None:
+        self.root, self.label, self.limits, self.dialect = root, label, limits, dialect
         self.text = Source(data)
         self.nodes: dict[int, Node] = {}
         self.bindings = Bindings()
@@ -202,28 +236,29 @@ class _Reader:
         self.ev = Evaluator(self.text, self.nodes, self.bindings, limits.max_depth)
         #: MCP client binding -> the server URL its transport names (``client.connect(transport)``).
         self.connected: dict[str, str] = {}
+        self._fam: frozenset[str] | None = None
 
     # -- one pass over the tree: bindings, calls, comments ----------------------------------------
 
     def _collect(self) -> None:
-        cursor = self.root.walk()
-        stack_ok = True
-        while stack_ok:
-            node = cursor.node
-            if node is not None:
-                self._visit(node)
-            if cursor.goto_first_child():
-                continue
-            while not cursor.goto_next_sibling():
-                if not cursor.goto_parent():
-                    stack_ok = False
-                    break
+        # The grammar's query engine picks the few node kinds read (in C); walking every node in Python
+        # cost twice the parse.
+        from tree_sitter import QueryCursor  # noqa: PLC0415 - tree-sitter loads with the first file
+
+        # Comments matter only for markers: a file without one is queried without them.
+        marked = _MARKER_BYTES in self.text.data
+        found = QueryCursor(_query(self.dialect, marked)).captures(self.root).get("n", [])
+        found.sort(key=lambda n: (n.start_byte, -n.end_byte))  # source order, outer before inner
+        for node in found:
+            self._visit(node)
 
     def _visit(self, node: Node) -> None:
         t = node.type
         if t in ("call_expression", "new_expression"):
             self.calls_found.append(node)
         elif t == "comment":
+            if self.text.data.find(_MARKER_BYTES, node.start_byte, node.end_byte) < 0:
+                return  # most comments: not decoded
             body = self.text(node)
             if _MARKER in body:
                 self.comments[node.end_point[0] + 1] = body
@@ -463,33 +498,50 @@ class _Reader:
         """A chain on a name the file never binds: an injected client (github-script's ``github``, a Bolt
         handler's ``client``, a helper's parameter). Read only where the chain itself names one SDK."""
         names = chain.plain()
-        mods = self.modules
+        fam = self._families()
         if results:
-            if any(m.startswith("@microsoft/msgraph-sdk") for m in mods) and names and names[0] in _GRAPH_ROOTS:
+            if "kiota" in fam and names and names[0] in _GRAPH_ROOTS:
                 return self._kiota(node, chain)
             return None
         if root in ("axios", "got", "ky") and len(names) == 1:
             return self._http_lib(node, root, names, args, "")
         if len(names) >= 3 and names[0] == "rest" and ".".join(names[1:3]) in _octokit_methods():
             return self._octokit(node, names, args, _GITHUB_BASE)
-        octokit_file = any(m == "@actions/github" or m.startswith("@octokit/") or m == "octokit" for m in mods)
-        if (octokit_file or root in ("octokit", "github")) and (
+        if ("octokit" in fam or root in ("octokit", "github")) and (
             names in (("request",), ("paginate",), ("paginate", "iterator"))
             or (len(names) == 2 and ".".join(names) in _octokit_methods())
         ):
             return self._octokit(node, names, args, _GITHUB_BASE)
-        if any(m.startswith("@slack/") for m in mods) and len(names) >= 2 and ".".join(names) in _slack_methods():
+        if "slack" in fam and len(names) >= 2 and ".".join(names) in _slack_methods():
             return self._slack(node, names, args)
-        if any(m == "googleapis" or m.startswith("@googleapis/") for m in mods) and len(names) >= 2:
+        if "google" in fam and len(names) >= 2:
             api = _google_api_named(root)
             if api:
                 return self._google(node, api, "", names)
-            return self._unresolved(node, "googleapis", f"a Google API client ({root}) whose API cannot be told")
-        if any(m.startswith("@microsoft/msgraph-sdk") for m in mods) and names and names[0] in _GRAPH_ROOTS:
+            if any(w in root.lower() for w in ("google", "service", "svc", "client", "api")):
+                return self._unresolved(node, "googleapis", f"a Google API client ({root}) whose API cannot be told")
+            return None
+        if "kiota" in fam and names and names[0] in _GRAPH_ROOTS:
             return self._kiota(node, chain)
-        if len(names) == 1:
+        if len(names) == 1 and names[0] in _gapic_names():
             return self._gapic_named(node, root, names[0])
         return None
+
+    def _families(self) -> frozenset[str]:
+        """The SDK families the file imports (or requires), once per file."""
+        if self._fam is None:
+            mods = self.modules
+            fam = set()
+            if any(m == "@actions/github" or m.startswith("@octokit/") or m == "octokit" for m in mods):
+                fam.add("octokit")
+            if any(m.startswith("@slack/") for m in mods):
+                fam.add("slack")
+            if any(m == "googleapis" or m.startswith("@googleapis/") for m in mods):
+                fam.add("google")
+            if any(m.startswith("@microsoft/msgraph-sdk") for m in mods):
+                fam.add("kiota")
+            self._fam = frozenset(fam)
+        return self._fam
 
     def _gapic_named(self, node: Node, root: str, method: str) -> ObservedCall | UnresolvedCall | None:
         """``chatClient.createMessage(...)`` on a client another module made: the variable's name and the
