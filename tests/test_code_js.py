@@ -201,7 +201,7 @@ def test_fetch_axios_got_ky_and_https_with_templates_constants_and_base_urls() -
 
 def test_what_plain_http_cannot_tell_is_unresolved_with_its_line_and_reason() -> None:
     assert _unresolved("http_clients.mjs") == [
-        (26, "fetch", "the URL comes from url, which cannot be traced in this file"),
+        (26, "fetch", "the URL comes from url, a parameter"),
         (27, "fetch", "the URL comes from the environment variable WEBHOOK_URL"),
         (28, "axios", "the HTTP method is computed at run time"),
         (29, "fetch", "the URL's host is built at run time"),
@@ -474,3 +474,24 @@ def test_globals_and_results_in_a_googleapis_file_are_no_calls() -> None:
         "js",
     )
     assert [(type(c).__name__, getattr(c, "line", 0)) for c in found] == [("UnresolvedCall", 5)]
+
+
+def test_names_are_scoped_to_their_function() -> None:
+    """Each handler has its own ``url`` (as in the MCP reference servers): not "several values"."""
+    found = _src(
+        "async function geocode(address: string) {\n"
+        "  const url = new URL('https://maps.googleapis.com/maps/api/geocode/json');\n"
+        "  url.searchParams.append('address', address);\n  return fetch(url.toString());\n}\n"
+        "async function places(q: string) {\n"
+        "  const url = new URL('https://maps.googleapis.com/maps/api/place/textsearch/json');\n"
+        "  return fetch(url.toString());\n}\n"
+        "let client;\nfunction init() { client = axios.create({ baseURL: 'https://api.acme.test' }); }\n"
+        "async function send(url) { await fetch(url); await client.post('/messages'); }\n"
+        "import axios from 'axios';\n"
+    )
+    assert [(getattr(c, "entry", 0) or c.line, getattr(c, "url", ""), getattr(c, "reason", "")) for c in found] == [  # type: ignore[union-attr]
+        (4, "https://maps.googleapis.com/maps/api/geocode/json", ""),
+        (8, "https://maps.googleapis.com/maps/api/place/textsearch/json", ""),
+        (12, "", "the URL comes from url, a parameter"),  # the parameter, not the handlers' url
+        (12, "https://api.acme.test/messages", ""),  # let client; assigned in init()
+    ]

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OPAQUE",
+    "Binding",
     "Bindings",
     "Chain",
     "Cli",
@@ -84,6 +85,8 @@ class Free:
     github-script), a destructured handler argument (``({ client }) => ...``)."""
 
     name: str
+    #: "param" for a parameter of a function in the file, else "" (a global, another module's result).
+    why: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,18 +170,44 @@ def _unescape(esc: str) -> str:
     return esc[1:]
 
 
+#: One binding: what it is bound to, the byte range of the scope it lives in, and whether it declares
+#: the name there (``const``/``let``/a parameter/an import) or assigns an outer one (``x = ...``).
+Binding = tuple[tuple[str, ...], int, int, bool]
+
+
 @dataclass
 class Bindings:
-    """The file's own names: each a list of what it is bound to (several for ``let`` reassigned)."""
+    """The file's own names, each with the scope it is bound in (a name in one function is not the
+    same name in another)."""
 
-    #: name (or ``this.name``) -> entries: ("expr", node id) | ("member", node id, prop) | ("type", node id)
-    #: | ("import", module, member or "").
-    names: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    #: name (or ``this.name``) -> bindings, whose entries are ("expr", node id) | ("member", node id,
+    #: prop) | ("type", node id) | ("import", module, member or "") | ("param",) | ("none",).
+    names: dict[str, list[Binding]] = field(default_factory=dict)
 
-    def add(self, name: str, entry: tuple[str, ...]) -> None:
+    def add(self, name: str, entry: tuple[str, ...], scope: tuple[int, int] = (0, 1 << 62), decl: bool = True) -> None:
         entries = self.names.setdefault(name, [])
-        if len(entries) < 16 and entry not in entries:
-            entries.append(entry)
+        b = (entry, scope[0], scope[1], decl)
+        if len(entries) < 64 and b not in entries:
+            entries.append(b)
+
+    def visible(self, name: str, at: int | None) -> tuple[tuple[int, int], list[tuple[str, ...]]] | None:
+        """The bindings of ``name`` that a use at byte ``at`` sees: the declarations of the innermost
+        scope around it that declares the name, and the assignments inside that scope (``let c;
+        function init() { c = make(); }``); ``None`` when no binding is in sight."""
+        found = self.names.get(name)
+        if not found:
+            return None
+        if at is None or name.startswith("this."):
+            return (0, 0), [b[0] for b in found]
+        decls = [b for b in found if b[3] and b[1] <= at < b[2]]
+        if not decls:
+            assigns = [b for b in found if not b[3] and b[1] <= at < b[2]]
+            return ((0, 0), [b[0] for b in assigns]) if assigns else None
+        start = max(b[1] for b in decls)
+        end = min(b[2] for b in decls if b[1] == start)
+        chosen = [b[0] for b in decls if b[1] == start and b[2] == end]
+        chosen += [b[0] for b in found if not b[3] and start <= b[1] and b[2] <= end]
+        return (start, end), chosen
 
 
 class Evaluator:
@@ -190,29 +219,33 @@ class Evaluator:
         self.bindings = bindings
         self.max_depth = max_depth
         self._memo: dict[int, Value] = {}
-        self._names: dict[str, Value] = {}
-        self._visiting: set[str] = set()
+        self._names: dict[tuple[str, int, int], Value] = {}
+        self._visiting: set[tuple[str, int, int]] = set()
 
     # -- names -----------------------------------------------------------------------------------
 
-    def name(self, key: str, depth: int = 0) -> Value:
-        if key in self._names:
-            return self._names[key]
-        entries = self.bindings.names.get(key)
-        if not entries:
+    def name(self, key: str, depth: int = 0, at: int | None = None) -> Value:
+        seen = self.bindings.visible(key, at)
+        if seen is None:
             return Free(key) if "." not in key else Unknown(f"{key} is never assigned in this file")
-        if key in self._visiting or depth > self.max_depth:
+        scope, entries = seen
+        memo = (key, *scope)
+        if memo in self._names:
+            return self._names[memo]
+        if memo in self._visiting or depth > self.max_depth:
             return Unknown(f"{key} is built from itself")
-        self._visiting.add(key)
+        self._visiting.add(memo)
         try:
-            values = [self._entry(e, depth + 1) for e in entries]
+            values = [self._entry(e, key, depth + 1) for e in entries if e[0] != "none"]
         finally:
-            self._visiting.discard(key)
+            self._visiting.discard(memo)
         known = [v for v in values if not isinstance(v, Unknown)]
-        if values and all(v == OPAQUE for v in values):
+        if not values:
+            out: Value = Unknown(f"{key} is never assigned in this file")
+        elif all(v == OPAQUE for v in values):
             # What a function of another module (or a global one) returns: as unknown as an injected
             # name, and read as one (``const chatClient = await createClient()``).
-            out: Value = Free(key)
+            out = Free(key)
         elif not known and all(e[0] == "type" for e in entries):
             out = Unknown(f"{key.removeprefix('this.')}, a parameter")
         elif not known:
@@ -223,11 +256,13 @@ class Evaluator:
             out = Unknown(f"{key} is bound to several different values")
         if isinstance(out, Cli) and not out.key:
             out = Cli(out.kind, out.attrs, key)
-        self._names[key] = out
+        self._names[memo] = out
         return out
 
-    def _entry(self, entry: tuple[str, ...], depth: int) -> Value:
+    def _entry(self, entry: tuple[str, ...], key: str, depth: int) -> Value:
         kind = entry[0]
+        if kind == "param":
+            return Free(key, "param")
         if kind == "import":
             return Sym((entry[1], entry[2])) if entry[2] else Sym((entry[1],))
         node = self.nodes.get(int(entry[1]))
@@ -250,7 +285,7 @@ class Evaluator:
             if module is not None and name is not None:
                 mod = self.text(module)
                 api, sep, version = mod.partition("_")
-                base = self.name(mod.split(".")[0], depth + 1)
+                base = self.name(mod.split(".")[0], depth + 1, t.start_byte)
                 if (
                     sep
                     and isinstance(base, Sym)
@@ -261,7 +296,7 @@ class Evaluator:
                     return self.construct(Sym((*base.path, *mod.split(".")[1:], self.text(name))), depth)
             return Unknown("a type the reader does not know")
         if t.type == "type_identifier":
-            base = self.name(self.text(t), depth + 1)
+            base = self.name(self.text(t), depth + 1, t.start_byte)
             if isinstance(base, Sym):
                 return self.construct(base, depth)
             return Unknown("a type the reader does not know")
@@ -308,7 +343,7 @@ class Evaluator:
         if t == "template_string":
             return self._template(node, depth)
         if t == "identifier":
-            return self.name(self.text(node), depth)
+            return self.name(self.text(node), depth, node.start_byte)
         if t == "this":
             return Unknown("this")
         if t == "binary_expression":
@@ -368,7 +403,7 @@ class Evaluator:
                     props.append(("...", c.id))  # any key may come from it
             return Obj(tuple(props))
         if t == "shorthand_property_identifier":
-            return self.name(self.text(node), depth)
+            return self.name(self.text(node), depth, node.start_byte)
         if t == "ternary_expression":
             a = node.child_by_field_name("consequence")
             b = node.child_by_field_name("alternative")
@@ -431,7 +466,7 @@ class Evaluator:
         if isinstance(base, Cli):
             if base.kind == "bolt" and prop == "client":
                 return Cli("slack")
-            if base.kind == "url" and prop in ("href", "toString"):
+            if base.kind == "url" and prop == "href":
                 return Str(base.get("url"), base.get("literal") == "1")
             return Chain(base, ((prop, False),))
         if isinstance(base, Free):
@@ -449,8 +484,10 @@ class Evaluator:
             return Unknown()
         if isinstance(base, Unknown) and base.reason == "process.env":
             return Unknown(f"the environment variable {prop}")
-        if isinstance(base, Str) and prop in ("href", "toString"):
-            return base
+        if isinstance(base, Str) and prop in ("toString", "trim"):
+            # ``url.toString()``: called below (Chain on a URL), the string itself
+            url = Cli("url", (("url", base.text), ("literal", "1" if base.literal else "")))
+            return Chain(url, (("toString", False),))
         return Unknown()
 
     def call(self, callee: Value, args: tuple[Node, ...], depth: int) -> Value:

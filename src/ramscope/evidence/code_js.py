@@ -129,7 +129,39 @@ _KINDS = (
     "function_declaration",
     "generator_function_declaration",
     "method_definition",
+    "formal_parameters",
+    "arrow_function",
 )
+#: Nodes that open a scope for the names declared in them.
+_SCOPES = frozenset(
+    {
+        "program",
+        "statement_block",
+        "class_body",
+        "arrow_function",
+        "function_declaration",
+        "function_expression",
+        "function",
+        "generator_function_declaration",
+        "method_definition",
+        "for_statement",
+        "for_in_statement",
+        "catch_clause",
+    }
+)
+_WHOLE = (0, 1 << 62)
+
+
+def _scope(node: Node) -> tuple[int, int]:
+    """The byte range of the scope ``node`` is in (a parameter's is its function's)."""
+    p = node.parent
+    for _ in range(10_000):
+        if p is None:
+            break
+        if p.type in _SCOPES:
+            return p.start_byte, p.end_byte
+        p = p.parent
+    return _WHOLE
 
 
 @cache
@@ -266,13 +298,15 @@ class _Reader:
         elif t == "variable_declarator":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None:
-                self._bind_pattern(name, value)
+                self._bind_pattern(name, value, _scope(node))
+            elif name is not None and name.type == "identifier":
+                self.bindings.add(self.text(name), ("none",), _scope(node))  # ``let client;``: assigned later
         elif t == "assignment_expression":
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if left is not None and right is not None:
                 key = self._target(left)
                 if key:
-                    self._bind(key, right)
+                    self._bind(key, right, _scope(node), decl=False)
         elif t in ("public_field_definition", "field_definition"):
             name = node.child_by_field_name("name") or node.child_by_field_name("property")
             value = node.child_by_field_name("value")
@@ -280,23 +314,50 @@ class _Reader:
                 self._bind("this." + self.text(name).lstrip("#"), value)
         elif t in ("required_parameter", "optional_parameter"):
             pattern, typ = node.child_by_field_name("pattern"), node.child_by_field_name("type")
+            scope = _scope(node)
             if pattern is not None and pattern.type == "identifier" and typ is not None:
                 self.nodes[typ.id] = typ
-                names = [self.text(pattern)]
+                self.bindings.add(self.text(pattern), ("type", str(typ.id)), scope)
                 if any(c.type in {"accessibility_modifier", "readonly"} for c in node.children):
-                    names.append("this." + self.text(pattern))
-                for n in names:
-                    self.bindings.add(n, ("type", str(typ.id)))
+                    self.bindings.add("this." + self.text(pattern), ("type", str(typ.id)))
+            elif pattern is not None:
+                self._params(pattern, scope)
+        elif t == "formal_parameters":
+            scope = _scope(node)
+            for c in node.named_children:
+                if c.type not in ("required_parameter", "optional_parameter"):
+                    self._params(c, scope)
+        elif t == "arrow_function":
+            param = node.child_by_field_name("parameter")  # ``client => ...``
+            if param is not None:
+                self._params(param, (node.start_byte, node.end_byte))
         elif t == "import_statement":
             self._import(node)
         elif t in ("function_declaration", "generator_function_declaration"):
             name = node.child_by_field_name("name")
             if name is not None:
-                self._bind(self.text(name), node)
+                self._bind(self.text(name), node, _scope(node.parent) if node.parent is not None else _WHOLE)
         elif t == "method_definition":
             name = node.child_by_field_name("name")
             if name is not None and self.text(name) != "constructor":
                 self._bind("this." + self.text(name).lstrip("#"), node)
+
+    def _params(self, pattern: Node, scope: tuple[int, int]) -> None:
+        """A function's parameter names (``url``, ``{ client, say }``, ``x = 1``, ``...rest``)."""
+        if pattern.type in ("identifier", "shorthand_property_identifier_pattern"):
+            self.bindings.add(self.text(pattern), ("param",), scope)
+        elif pattern.type in ("object_pattern", "array_pattern", "rest_pattern"):
+            for c in pattern.named_children:
+                if c.type == "pair_pattern":
+                    v = c.child_by_field_name("value")
+                    if v is not None:
+                        self._params(v, scope)
+                else:
+                    self._params(c, scope)
+        elif pattern.type in ("assignment_pattern", "object_assignment_pattern"):
+            left = pattern.child_by_field_name("left")
+            if left is not None:
+                self._params(left, scope)
 
     def _target(self, left: Node) -> str:
         if left.type == "identifier":
@@ -307,24 +368,24 @@ class _Reader:
                 return "this." + self.text(prop).lstrip("#")
         return ""
 
-    def _bind(self, key: str, value: Node) -> None:
+    def _bind(self, key: str, value: Node, scope: tuple[int, int] | None = None, decl: bool = True) -> None:
         self.nodes[value.id] = value
-        self.bindings.add(key, ("expr", str(value.id)))
+        self.bindings.add(key, ("expr", str(value.id)), scope or _WHOLE, decl)
 
-    def _bind_pattern(self, name: Node, value: Node) -> None:
+    def _bind_pattern(self, name: Node, value: Node, scope: tuple[int, int]) -> None:
         if name.type == "identifier":
-            self._bind(self.text(name), value)
+            self._bind(self.text(name), value, scope)
             return
         if name.type != "object_pattern":
             return
         self.nodes[value.id] = value
         for c in name.named_children:
             if c.type == "shorthand_property_identifier_pattern":
-                self.bindings.add(self.text(c), ("member", str(value.id), self.text(c)))
+                self.bindings.add(self.text(c), ("member", str(value.id), self.text(c)), scope)
             elif c.type == "pair_pattern":
                 k, v = c.child_by_field_name("key"), c.child_by_field_name("value")
                 if k is not None and v is not None and v.type == "identifier":
-                    self.bindings.add(self.text(v), ("member", str(value.id), self.text(k)))
+                    self.bindings.add(self.text(v), ("member", str(value.id), self.text(k)), scope)
 
     def _import(self, node: Node) -> None:
         source = node.child_by_field_name("source")
@@ -803,7 +864,9 @@ class _Reader:
         if not isinstance(target, Str):
             reason = target.reason if isinstance(target, Unknown) and target.reason else "the URL is built at run time"
             if isinstance(target, Free):
-                reason = f"the URL comes from {target.name}, which cannot be traced in this file"
+                reason = f"the URL comes from {target.name}, " + (
+                    "a parameter" if target.why == "param" else "which cannot be traced in this file"
+                )
             return self._unresolved(node, via, _url_reason(reason))
         url = target.text
         if not url.lower().startswith(("http://", "https://")):
@@ -926,6 +989,8 @@ def _via(v: Value) -> str:
 
 
 def _url_reason(reason: str) -> str:
+    if reason.startswith("the URL"):
+        return reason
     if reason.startswith("the environment variable"):
         return f"the URL comes from {reason}"
     if reason == "the value is computed at run time":
