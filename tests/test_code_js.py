@@ -216,9 +216,22 @@ def test_commonjs_require_and_node_fetch() -> None:
     ]
 
 
-def test_an_environment_default_is_not_taken_for_the_url() -> None:
-    (call,) = _src("await fetch(process.env.API || 'https://api.example.com/x');\n", "js")
-    assert isinstance(call, UnresolvedCall)
+def test_an_environment_variable_with_a_literal_default_is_the_default() -> None:
+    """``process.env.GITLAB_API_URL || "https://gitlab.com/api/v4"`` (the MCP GitLab server): what the code
+    calls unless configured; a default that is itself computed stays unresolved."""
+    found = _src(
+        "const API = process.env.GITLAB_API_URL || 'https://gitlab.com/api/v4';\n"
+        "await fetch(`${API}/projects/${id}/issues`, { method: 'POST' });\n"
+        "await fetch(process.env.HOOK ?? other);\n"
+        "const org = x ? `https://api.github.com/repos/${o}/${r}/forks?organization=${x}` : "
+        "`https://api.github.com/repos/${o}/${r}/forks`;\nawait fetch(org, { method: 'POST' });\n",
+        "js",
+    )
+    assert [(type(c).__name__, getattr(c, "url", "")) for c in found] == [
+        ("ObservedCall", "https://gitlab.com/api/v4/projects/{id}/issues"),
+        ("UnresolvedCall", ""),
+        ("ObservedCall", "https://api.github.com/repos/{o}/{r}/forks"),  # the branches differ in the query only
+    ]
 
 
 # -- MCP and A2A ------------------------------------------------------------------------------------

@@ -411,6 +411,9 @@ class Evaluator:
                 va, vb = self.eval(a, depth), self.eval(b, depth)
                 if va == vb:
                     return va
+                if isinstance(va, Str) and isinstance(vb, Str) and va.text.split("?")[0] == vb.text.split("?")[0]:
+                    # ``org ? `${base}/forks?organization=${org}` : `${base}/forks` ``: the query differs
+                    return Str(va.text.split("?")[0], va.literal and vb.literal)
             return Unknown("the value depends on a condition")
         return Unknown()
 
@@ -441,12 +444,14 @@ class Evaluator:
             return Unknown()
         if self.text(op) in ("||", "??"):
             a = self.eval(left, depth)
-            # ``process.env.API_URL || "https://..."``: the literal is only the default; not guessed.
-            return (
-                a
-                if not isinstance(a, Unknown) and not isinstance(a, Free)
-                else Unknown("the value may come from the environment or a default")
-            )
+            if not isinstance(a, Unknown | Free):
+                return a
+            # ``process.env.GITLAB_API_URL || "https://gitlab.com/api/v4"``: what the code calls unless
+            # configured otherwise is the default it names; read as that, a literal only.
+            b = self.eval(right, depth)
+            if isinstance(a, Unknown) and a.reason.startswith("the environment variable") and isinstance(b, Str):
+                return b
+            return Unknown("the value may come from the environment or a default")
         if self.text(op) != "+":
             return Unknown()
         a, b = self.eval(left, depth), self.eval(right, depth)
@@ -494,6 +499,13 @@ class Evaluator:
         for a in args:
             self.nodes[a.id] = a
         ids = tuple(a.id for a in args)
+        local = isinstance(callee, Fn | Free) or (isinstance(callee, Sym) and callee.path[0].startswith("."))
+        if local and args and "url" in self._callee_name(callee).lower():
+            # ``buildUrl("https://api.github.com/search/code", params)``: a URL helper of the agent's own
+            # given an absolute URL keeps its scheme, host and path (it adds the query, not kept).
+            first = self.eval(args[0], depth)
+            if isinstance(first, Str) and first.text.lower().startswith(("https://", "http://")):
+                return Str(first.text, first.literal)
         if isinstance(callee, Sym):
             return self.call_sym(callee, args, depth)
         if isinstance(callee, Free) and callee.name == "require" and args:
@@ -514,6 +526,24 @@ class Evaluator:
         if isinstance(callee, Free | Sym):
             return OPAQUE
         return Unknown()
+
+    def _callee_name(self, callee: Value) -> str:
+        if isinstance(callee, Free):
+            return callee.name
+        if isinstance(callee, Sym):
+            return callee.path[-1]
+        if isinstance(callee, Fn):
+            node = self.nodes.get(callee.node)
+            name = node.child_by_field_name("name") if node is not None else None
+            if (
+                name is None
+                and node is not None
+                and node.parent is not None
+                and node.parent.type == "variable_declarator"
+            ):
+                name = node.parent.child_by_field_name("name")
+            return self.text(name) if name is not None else ""
+        return ""
 
     def _returns(self, fn: Fn, depth: int) -> Value:
         node = self.nodes.get(fn.node)

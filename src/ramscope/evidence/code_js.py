@@ -43,7 +43,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from .._text import one_line
-from ._js_eval import HTTP_LIBS, Bindings, Chain, Cli, Evaluator, Free, Obj, Source, Str, Sym, Unknown, Value
+from ._js_eval import HTTP_LIBS, Bindings, Chain, Cli, Evaluator, Fn, Free, Obj, Source, Str, Sym, Unknown, Value
 from ._kiota import graph_call
 from .model import EvidenceFormat, ObservedCall, UnresolvedCall, strip_url
 
@@ -72,6 +72,10 @@ class JsLimits:
 DEFAULT_LIMITS = JsLimits()
 
 _NO_OPTIONS = Unknown("no options")
+#: A function of the agent's own is read as a request helper when its name says so (and its first
+#: argument is an absolute URL); URL builders, validators and loggers are not.
+_HELPER_WORDS = ("request", "fetch", "http", "api", "call", "get", "post", "put", "patch", "delete", "send")
+_NOT_HELPER_WORDS = ("url", "uri", "link", "parse", "valid", "log", "print", "open", "redirect", "navigate")
 #: A callback argument (``https.get(url, (res) => ...)``) is no options object.
 _FUNCTION_NODES = frozenset({"arrow_function", "function_expression", "function"})
 _HTTP_METHODS = ("get", "post", "put", "patch", "delete", "head", "options")
@@ -505,6 +509,8 @@ class _Reader:
             lib = HTTP_LIBS.get(callee.path[0])
             if lib is not None:
                 return self._http_lib(node, lib, callee.path[1:], args, "")
+            if callee.path[0].startswith(".") and args:  # a helper of the agent's own, in another module
+                return self._helper(node, callee.path[-1], args)
             return None
         if isinstance(callee, Free):
             if callee.name == "fetch":
@@ -514,6 +520,8 @@ class _Reader:
             return None
         if isinstance(callee, Cli) and callee.kind == "http":
             return self._http_lib(node, callee.get("lib"), (), args, callee.get("base"))
+        if isinstance(callee, Free | Sym | Fn) and args:
+            return self._helper(node, self.ev._callee_name(callee), args)
         if isinstance(callee, Unknown) and fn.type == "subscript_expression":
             base = self._value(fn.child_by_field_name("object"))
             if isinstance(base, Cli | Chain):
@@ -803,6 +811,22 @@ class _Reader:
             return self._unresolved(node, lib, "a request with no URL")
         return self._http(node, lib, verb.upper(), self._value(args[0]), base)
 
+    def _helper(self, node: Node, name: str, args: tuple[Node, ...]) -> ObservedCall | UnresolvedCall | None:
+        """A request helper of the agent's own (``githubRequest(`https://api.github.com/repos/${o}/${r}`,
+        {method: "POST"})``), told by its name and an absolute URL as its first argument. The method is
+        the options' ``method``, else the verb the name says, else GET (what such helpers default to)."""
+        low = name.lower()
+        if not any(w in low for w in _HELPER_WORDS) or any(w in low for w in _NOT_HELPER_WORDS):
+            return None
+        first = self._value(args[0])
+        if isinstance(first, Cli) and first.kind == "url":
+            first = Str(first.get("url"), first.get("literal") == "1")
+        if not isinstance(first, Str) or not first.text.lower().startswith(("https://", "http://")):
+            return None
+        verb = next((v.upper() for v in ("post", "put", "patch", "delete") if v in low), "GET")
+        method = self._method_of(self._value(args[1]), verb) if len(args) > 1 else verb
+        return self._http(node, f"{name} (a request helper)", method, first, "")
+
     def _fetch(self, node: Node, args: tuple[Node, ...], via: str, base: str) -> ObservedCall | UnresolvedCall:
         if not args:
             return self._unresolved(node, via, "fetch with no URL")
@@ -972,12 +996,15 @@ class _Reader:
 def _whole_path(url: str) -> str:
     """The name of a placeholder in ``url``'s path that stands for a whole path (``{path}``, ``{endpoint}``,
     ``{url}``), else ""."""
-    path = url.split("://", 1)[1].partition("/")[2].partition("?")[0]
-    for piece in path.split("{")[1:]:
-        name = piece.partition("}")[0]
+    path = "/" + url.split("://", 1)[1].partition("/")[2].partition("?")[0]
+    at = 0
+    while (i := path.find("{", at)) >= 0:
+        name = path[i + 1 : path.find("}", i) if "}" in path[i:] else len(path)]
         low = name.lower()
-        if any(w in low for w in ("path", "url", "endpoint", "route", "uri")):
+        glued = path[i - 1] != "/" or i == 1  # ``/v1{path}``, or the whole path after the host
+        if any(w in low for w in ("url", "endpoint", "route", "uri")) or ("path" in low and glued):
             return name
+        at = i + 1
     return ""
 
 
