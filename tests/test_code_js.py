@@ -508,3 +508,13 @@ def test_names_are_scoped_to_their_function() -> None:
         (12, "", "the URL comes from url, a parameter"),  # the parameter, not the handlers' url
         (12, "https://api.acme.test/messages", ""),  # let client; assigned in init()
     ]
+
+
+def test_placeholders_are_named_for_what_is_substituted() -> None:
+    (c,) = _src(
+        "const NWS = 'https://api.weather.gov';\n"
+        "await fetch(`${NWS}/points/${latitude.toFixed(4)},${longitude.toFixed(4)}/${encodeURIComponent(office)}`);\n",
+        "js",
+    )
+    assert isinstance(c, ObservedCall)
+    assert c.url == "https://api.weather.gov/points/{latitude},{longitude}/{office}"

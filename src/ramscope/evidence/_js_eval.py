@@ -753,6 +753,10 @@ def placeholder(text: Source, node: Node) -> str:
         if n.type == "member_expression":
             n = n.child_by_field_name("property")
         elif n.type == "call_expression":
+            fn = n.child_by_field_name("function")
+            if fn is not None and fn.type == "member_expression":  # ``${lat.toFixed(4)}`` → lat
+                n = fn.child_by_field_name("object")
+                continue
             args = n.child_by_field_name("arguments")
             n = args.named_children[0] if args is not None and args.named_children else None
         elif n.type in _TRANSPARENT:
