@@ -146,10 +146,21 @@ def test_octokit_base_url_for_github_enterprise_server() -> None:
 
 def test_slack_bolt_handlers_and_app_client() -> None:
     assert _calls("slack_bolt.js") == [
+        (10, "POST", "https://slack.com/api/chat.postMessage", "chat.postMessage"),  # say(...)
         (15, "POST", "https://slack.com/api/views.open", "views.open"),  # ({ client }) => client.views.open
         (20, "POST", "https://slack.com/api/chat.postMessage", "chat.postMessage"),
         (25, "POST", "https://slack.com/api/conversations.history", "conversations.history"),  # app.client
     ]
+
+
+def test_bolt_say_posts_a_message_and_a_say_elsewhere_does_not() -> None:
+    bolt = _src(
+        "const { App } = require('@slack/bolt');\nconst app = new App({});\n"
+        "app.message('hello', async ({ message, say }) => { await say(`Hey <@${message.user}>`); });\n",
+        "js",
+    )
+    assert [(c.entry, c.operation, c.via) for c in bolt] == [(3, "chat.postMessage", "slack-bolt")]  # type: ignore[union-attr]
+    assert _src("export const f = async ({ say }) => say('hi');\n", "js") == []
 
 
 def test_slack_web_client_and_api_call() -> None:

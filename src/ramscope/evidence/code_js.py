@@ -515,6 +515,11 @@ class _Reader:
         if isinstance(callee, Free):
             if callee.name == "fetch":
                 return self._fetch(node, args, "fetch", "")
+            if callee.name == "say" and callee.why == "param" and "bolt" in self._families():
+                # Bolt's ``say`` (a listener's argument) posts to the event's channel: chat.postMessage.
+                return self._observed(
+                    node, "POST", _SLACK_BASE + "chat.postMessage", operation="chat.postMessage", via="slack-bolt"
+                )
             if callee.name in ("axios", "got", "ky") and callee.name not in self.bindings.names:
                 return self._http_lib(node, callee.name, (), args, "")
             return None
@@ -605,6 +610,8 @@ class _Reader:
                 fam.add("octokit")
             if any(m.startswith("@slack/") for m in mods):
                 fam.add("slack")
+            if "@slack/bolt" in mods:
+                fam.add("bolt")
             if any(m == "googleapis" or m.startswith("@googleapis/") for m in mods):
                 fam.add("google")
             if any(m.startswith("@microsoft/msgraph-sdk") for m in mods):
