@@ -282,6 +282,10 @@ def test_the_comment_marker_names_an_unresolved_call() -> None:
         (7, "GET", "", "GET /v1/items/{id}"),
         (9, "", "", "gmail.users.messages.send"),  # client[method](...): the marker says what it is
     ]
+    assert [c.via for c in found if isinstance(c, ObservedCall)] == ["fetch", "axios", "marker"]
+    (tool,) = _src("// ramscope: tool create_issue @ https://mcp.example.com/mcp\nawait mcp.callTool(args);\n")
+    assert isinstance(tool, ObservedCall)
+    assert (tool.method, tool.url, tool.tool) == ("tools/call", "https://mcp.example.com/mcp", "create_issue")
     assert _unresolved("markers.ts") == [(10, "fetch", "the URL comes from endpoint, a parameter")]
 
 

@@ -78,6 +78,7 @@ _HELPER_WORDS = ("request", "fetch", "http", "api", "call", "get", "post", "put"
 _NOT_HELPER_WORDS = ("url", "uri", "link", "parse", "valid", "log", "print", "open", "redirect", "navigate")
 #: A callback argument (``https.get(url, (res) => ...)``) is no options object.
 _FUNCTION_NODES = frozenset({"arrow_function", "function_expression", "function"})
+_VERBS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 _HTTP_METHODS = ("get", "post", "put", "patch", "delete", "head", "options")
 _MARKER = "ramscope:"
 _MARKER_BYTES = _MARKER.encode()
@@ -945,16 +946,17 @@ class _Reader:
         line = node.start_point[0] + 1
         named = self._marker(line)
         if named is not None:
-            method, url, operation = named
+            method, url, operation, tool = named
             return ObservedCall(
                 time="",
                 method=method,
                 url=url,
+                tool=tool,
                 fmt=EvidenceFormat.CODE,
                 source=self.label,
                 entry=line,
                 operation=operation,
-                via=via,
+                via=via or "marker",
             )
         return UnresolvedCall(self.label, line, via, reason, one_line(self.text(node), max_len=160))
 
@@ -968,35 +970,41 @@ class _Reader:
                 if named is None:
                     return None
                 claimed.add(at)
-                method, url, operation = named
+                method, url, operation, tool = named
                 return ObservedCall(
                     time="",
                     method=method,
                     url=url,
+                    tool=tool,
                     fmt=EvidenceFormat.CODE,
                     source=self.label,
                     entry=line,
                     operation=operation,
-                    via="ramscope-marker",
+                    via="marker",
                 )
         return None
 
-    def _marker(self, line: int) -> tuple[str, str, str] | None:
-        """``// ramscope: OPERATION`` or ``// ramscope: METHOD URL`` on the line or the one above."""
+    def _marker(self, line: int) -> tuple[str, str, str, str] | None:
+        """(method, url, operation, tool) of ``// ramscope: OPERATION``, ``// ramscope: METHOD URL`` or
+        ``// ramscope: tool NAME @ URL`` on the line or the one above."""
         for at in (line, line - 1):
             body = self.comments.get(at)
             if body is None:
                 continue
             said = body.split(_MARKER, 1)[1].strip().removesuffix("*/").strip()
             parts = said.split()
-            if len(parts) == 2 and parts[0].isalpha() and parts[0].isupper():
+            if len(parts) == 4 and parts[0] == "tool" and parts[2] == "@":  # the Python reader's form too
+                url = strip_url(parts[3])
+                return ("tools/call", url, "", parts[1]) if url is not None else None
+            if len(parts) == 2 and parts[0].upper() in _VERBS:
+                verb = parts[0].upper()
                 url = strip_url(parts[1])
                 if url is not None:
-                    return parts[0], url, ""
+                    return verb, url, "", ""
                 if parts[1].startswith("/"):
-                    return parts[0], "", f"{parts[0]} {parts[1]}"
+                    return verb, "", f"{verb} {parts[1]}", ""
             if len(parts) == 1 and len(parts[0]) <= 200:
-                return "", "", parts[0]
+                return "", "", parts[0], ""
         return None
 
 
