@@ -533,3 +533,18 @@ def test_placeholders_are_named_for_what_is_substituted() -> None:
     )
     assert isinstance(c, ObservedCall)
     assert c.url == "https://api.weather.gov/points/{latitude},{longitude}/{office}"
+
+
+def test_undici_and_superagent() -> None:
+    found = _src(
+        "import { request, fetch as ufetch } from 'undici';\nimport superagent from 'superagent';\n"
+        "await request('https://api.example.com/u', { method: 'PUT' });\n"
+        "await ufetch('https://api.example.com/f');\n"
+        "await superagent.post('https://api.example.com/s').send({ a: 1 });\n",
+        "js",
+    )
+    assert [(c.entry, c.method, c.url, c.via) for c in found] == [  # type: ignore[union-attr]
+        (3, "PUT", "https://api.example.com/u", "undici"),
+        (4, "GET", "https://api.example.com/f", "fetch"),
+        (5, "POST", "https://api.example.com/s", "superagent"),
+    ]

@@ -815,6 +815,7 @@ _HTTP_LIBS = {
     "ky": "ky",
     "node-fetch": "fetch",
     "undici": "fetch",
+    "superagent": "superagent",
     "cross-fetch": "fetch",
     "isomorphic-fetch": "fetch",
     "https": "https",

@@ -789,7 +789,9 @@ class _Reader:
         self, node: Node, lib: str, names: tuple[str, ...], args: tuple[Node, ...], base: str
     ) -> ObservedCall | UnresolvedCall | None:
         if lib == "fetch":
-            return self._fetch(node, args, "fetch", base) if not names else None
+            if names in ((), ("fetch",), ("request",)):  # fetch(), undici's fetch() and request()
+                return self._fetch(node, args, "fetch" if names != ("request",) else "undici", base)
+            return None
         if lib in ("https", "http"):
             if names not in (("request",), ("get",)):
                 return None
