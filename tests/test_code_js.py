@@ -308,6 +308,16 @@ def test_jsx_and_tsx_dialects() -> None:
     assert b.url == "https://api.example.com/b"
 
 
+def test_a_file_naming_no_client_is_not_parsed() -> None:
+    """The prefilter: a file without any client, library, URL or marker word yields nothing, unparsed."""
+    assert (
+        list(read_js(b"const a = [" * 100 + b"1" + b"]" * 100, "a.js", dialect="js", limits=JsLimits(max_nodes=1)))
+        == []
+    )
+    (u,) = read_js(b"fetch(u);\n", "b.js", dialect="js", limits=JsLimits(max_nodes=1))
+    assert isinstance(u, UnresolvedCall)  # parsed: over the node bound
+
+
 def test_an_unknown_dialect_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="dialect"):
         list(read_js(b"", "x", dialect="coffee"))
@@ -335,7 +345,7 @@ def test_a_file_over_the_byte_bound_is_one_unresolved_call() -> None:
 
 
 def test_deep_nesting_and_a_huge_file_are_bounded() -> None:
-    deep = b"const a = " + b"[" * 30_000 + b"]" * 30_000 + b";\n"
+    deep = b"fetch(u);\nconst a = " + b"[" * 30_000 + b"]" * 30_000 + b";\n"
     calls = b"f(" * 5_000 + b"fetch(u)" + b")" * 5_000 + b";\n"
     members = b"x" + b".a" * 50_000 + b"();\n"
     for src in (deep, calls, members):
@@ -353,7 +363,7 @@ def test_deep_nesting_and_a_huge_file_are_bounded() -> None:
 
 
 def test_parse_time_is_bounded() -> None:
-    src = b"let a = " + b"[" * 200_000 + b"]" * 200_000 + b";\n"
+    src = b"fetch(u);\nlet a = " + b"[" * 200_000 + b"]" * 200_000 + b";\n"
     found = list(read_js(src, "slow.js", dialect="js", limits=JsLimits(parse_seconds=0.0)))
     assert len(found) == 1
     assert isinstance(found[0], UnresolvedCall)

@@ -80,6 +80,35 @@ _NOT_HELPER_WORDS = ("url", "uri", "link", "parse", "valid", "log", "print", "op
 _FUNCTION_NODES = frozenset({"arrow_function", "function_expression", "function"})
 _VERBS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 _HTTP_METHODS = ("get", "post", "put", "patch", "delete", "head", "options")
+#: Every call the reader yields needs one of these in the file's bytes: a client library's name, an HTTP
+#: client's, a URL scheme (request helpers), a client variable's word (Workspace clients made elsewhere)
+#: or a marker. A file with none is not parsed (most of a dependency tree).
+_PREFILTER = (
+    b"http",
+    b"fetch",
+    b"axios",
+    b"got",
+    b"ky",
+    b"undici",
+    b"superagent",
+    b"octokit",
+    b"github",
+    b"slack",
+    b"google",
+    b"graph",
+    b"stripe",
+    b"notion",
+    b"linear",
+    b"asana",
+    b"modelcontextprotocol",
+    b"a2a",
+    b"chat",
+    b"meet",
+    b"space",
+    b"conference",
+    b"record",
+    b"ramscope:",
+)
 _MARKER = "ramscope:"
 _MARKER_BYTES = _MARKER.encode()
 _GRAPH_BASE = "https://graph.microsoft.com"
@@ -96,6 +125,8 @@ def read_js(
     if len(data) > limits.max_bytes:
         yield UnresolvedCall(label, 1, "", f"file larger than {limits.max_bytes} bytes: not read")
         return
+    if not any(w in data for w in _PREFILTER):
+        return  # names no client, library or marker the reader knows: nothing it could find
     tree_root = _parse(data, dialect, limits)
     if isinstance(tree_root, str):
         yield UnresolvedCall(label, 1, "", tree_root)
