@@ -558,3 +558,15 @@ def test_undici_and_superagent() -> None:
         (4, "GET", "https://api.example.com/f", "fetch"),
         (5, "POST", "https://api.example.com/s", "superagent"),
     ]
+
+
+def test_the_ai_sdk_mcp_client_names_its_server_but_no_tool() -> None:
+    (u,) = _src(
+        "import { experimental_createMCPClient } from 'ai';\n"
+        "const mcpClient = await experimental_createMCPClient({\n"
+        "  transport: { type: 'sse', url: 'https://mcp.example.com/sse' } });\n"
+        "const tools = await mcpClient.tools();\n"
+    )
+    assert isinstance(u, UnresolvedCall)
+    assert (u.line, u.via) == (4, "ai-sdk")
+    assert "MCP server https://mcp.example.com/sse" in u.reason

@@ -603,6 +603,15 @@ class Evaluator:
             return v.get("url") if v.get("literal") == "1" else ""
         return v.text if isinstance(v, Str) and v.literal else ""
 
+    def _base_url_key(self, obj: Obj, key: str, depth: int) -> str:
+        nid = obj.node_id(key)
+        if nid is None or nid not in self.nodes:
+            return ""
+        v = self.eval(self.nodes[nid], depth)
+        if isinstance(v, Cli) and v.kind == "url":
+            return v.get("url") if v.get("literal") == "1" else ""
+        return v.text if isinstance(v, Str) and v.literal else ""
+
     def _base_url(self, cfg: Value, depth: int) -> str:
         if not isinstance(cfg, Obj):
             return ""
@@ -643,6 +652,24 @@ class Evaluator:
             return Cli("a2a", (("url", self._url_arg(args, depth)),))
         if mod == "stripe" and not rest:
             return Cli("stripe")
+        if (
+            (mod == "ai" or mod.startswith("@ai-sdk/"))
+            and rest
+            and rest[-1] in ("experimental_createMCPClient", "createMCPClient")
+        ):
+            # The AI SDK's MCP client: ``{ transport: { type: "sse", url } }`` (or a transport object)
+            cfg = self.eval(args[0], depth) if args else Unknown()
+            url = ""
+            if isinstance(cfg, Obj) and (nid := cfg.node_id("transport")) is not None and nid in self.nodes:
+                t = self.eval(self.nodes[nid], depth)
+                url = (
+                    self._base_url_key(t, "url", depth)
+                    if isinstance(t, Obj)
+                    else t.get("url")
+                    if isinstance(t, Cli)
+                    else ""
+                )
+            return Cli("ai-mcp", (("url", url),))
         lib = _HTTP_LIBS.get(mod)
         if lib is not None and rest in (("create",), ("extend",)) and lib in ("axios", "got", "ky"):
             cfg = self.eval(args[0], depth) if args else Unknown()

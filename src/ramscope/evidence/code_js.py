@@ -596,6 +596,10 @@ class _Reader:
             return self._a2a(node, base, names)
         if kind in _SDK_VIA:
             return self._sdk(node, base, names)
+        if kind == "ai-mcp" and names == ("tools",):
+            # The model picks which of the server's tools to call, at run time: the server is named, no tool.
+            where = f"MCP server {base.get('url')}" if base.get("url") else "an MCP server whose URL cannot be told"
+            return self._unresolved(node, "ai-sdk", f"the model calls {where}'s tools, chosen at run time")
         return None
 
     def _free_chain(
