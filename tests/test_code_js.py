@@ -570,3 +570,15 @@ def test_the_ai_sdk_mcp_client_names_its_server_but_no_tool() -> None:
     assert isinstance(u, UnresolvedCall)
     assert (u.line, u.via) == (4, "ai-sdk")
     assert "MCP server https://mcp.example.com/sse" in u.reason
+
+
+def test_a_reader_failure_is_an_unresolved_call_not_an_exception(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ramscope.evidence import code_js
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(code_js._Reader, "_call", broken)
+    (u,) = _src("await fetch('https://api.example.com/x');\n", "js")
+    assert isinstance(u, UnresolvedCall)
+    assert u.reason == "the reader could not finish this file (KeyError)"

@@ -131,7 +131,15 @@ def read_js(
     if isinstance(tree_root, str):
         yield UnresolvedCall(label, 1, "", tree_root)
         return
-    yield from _Reader(tree_root, data, label, dialect, limits).calls()
+    line = 1
+    try:
+        for found in _Reader(tree_root, data, label, dialect, limits).calls():
+            line = found.entry if isinstance(found, ObservedCall) else found.line
+            yield found
+    except RecursionError:
+        yield UnresolvedCall(label, line, "", "the code is nested too deeply to read further")
+    except Exception as exc:  # the contract: hostile source never raises; say where the reading stopped
+        yield UnresolvedCall(label, line, "", f"the reader could not finish this file ({type(exc).__name__})")
 
 
 @cache
