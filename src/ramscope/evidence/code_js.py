@@ -20,7 +20,18 @@ the clients the file makes:
   SDK's method table (``data/js-slack-methods.json``).
 - Plain HTTP (fetch, axios, got, ky, node ``https``): the method and URL, template literals turned
   into path templates (``${id}`` → ``{id}``), module constants and a client's base URL folded in.
-- MCP's TypeScript client (``callTool({name})`` on a client connected to a URL) and A2A JS clients.
+- Google Workspace client libraries (``@google-apps/chat``, ``@google-apps/meet``): each method's Discovery
+  method, from a table joining their RPCs' HTTP rules to the Discovery documents.
+- Stripe, Notion, Linear and Asana node SDKs, from method tables built from their packages.
+- MCP's TypeScript client (``callTool({name})`` on a client connected to a URL), the AI SDK's MCP client
+  (its server, no tool), and A2A JS clients (``A2AClient.fromCardUrl``).
+- Request helpers of the agent's own (``githubRequest(`https://api.github.com/...`, {method: "POST"})``),
+  told by their name and an absolute URL argument, and Bolt's ``say()`` (``chat.postMessage``).
+
+Names are looked up in the scope the use sees (the innermost declaring scope, and the assignments inside
+it); local factories and helpers are followed to what their ``return`` statements agree on; a client
+another module makes is read by its variable's name only where that name and the method together name
+one SDK method.
 
 What cannot be told statically (a URL from a variable that cannot be traced, a computed method name)
 is an :class:`UnresolvedCall` with its line and reason: never dropped, never guessed. A comment
@@ -29,7 +40,9 @@ on the call's line or the line above names such a call's operation.
 
 Bounded for hostile input: the file's bytes, the parse time, the tree's nodes, the depth followed
 when folding values and the calls read; a file past a bound yields one :class:`UnresolvedCall` saying
-so. tree-sitter is imported on first use only (``ramscope --version`` does not load it).
+so, and so does anything else that stops the reading of a file. A file that names no client, HTTP
+library, URL or marker is not parsed. tree-sitter is imported on first use only (``ramscope --version``
+does not load it).
 """
 
 from __future__ import annotations
