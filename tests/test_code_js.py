@@ -582,3 +582,9 @@ def test_a_reader_failure_is_an_unresolved_call_not_an_exception(monkeypatch: py
     (u,) = _src("await fetch('https://api.example.com/x');\n", "js")
     assert isinstance(u, UnresolvedCall)
     assert u.reason == "the reader could not finish this file (KeyError)"
+
+
+def test_a_declaration_file_has_no_calls() -> None:
+    src = b"declare function fetch(url: 'https://api.example.com/x'): Promise<Response>;\nfetch('https://a.test/');\n"
+    assert list(read_js(src, "types/index.d.ts", dialect="ts")) == []
+    assert len(list(read_js(src, "types/index.ts", dialect="ts"))) == 1

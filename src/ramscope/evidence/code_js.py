@@ -140,6 +140,8 @@ def read_js(
         return
     if not any(w in data for w in _PREFILTER):
         return  # names no client, library or marker the reader knows: nothing it could find
+    if label.endswith((".d.ts", ".d.mts", ".d.cts")):
+        return  # a TypeScript declaration file declares types only: no call runs from it
     tree_root = _parse(data, dialect, limits)
     if isinstance(tree_root, str):
         yield UnresolvedCall(label, 1, "", tree_root)
