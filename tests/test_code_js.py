@@ -588,3 +588,12 @@ def test_a_declaration_file_has_no_calls() -> None:
     src = b"declare function fetch(url: 'https://api.example.com/x'): Promise<Response>;\nfetch('https://a.test/');\n"
     assert list(read_js(src, "types/index.d.ts", dialect="ts")) == []
     assert len(list(read_js(src, "types/index.ts", dialect="ts"))) == 1
+
+
+def test_a_client_instance_called_as_a_function_is_read() -> None:
+    (c,) = _src(
+        "import axios from 'axios';\nconst api = axios.create({ baseURL: 'https://api.acme.test/v2' });\n"
+        "export const users = () => api('/users', { method: 'post' });\nexport const n = () => compute(1);\n"
+    )
+    assert isinstance(c, ObservedCall)
+    assert (c.method, c.url) == ("POST", "https://api.acme.test/v2/users")

@@ -209,6 +209,33 @@ _SCOPES = frozenset(
     }
 )
 _WHOLE = (0, 1 << 62)
+#: Plain names whose call may be a request (``fetch(...)``, ``axios(...)``, Bolt's ``say(...)``).
+_CALLABLE_NAMES = frozenset({"fetch", "say", "axios", "got", "ky", "superagent", "require"})
+#: Module prefixes of the clients the reader knows (a plain-name call imported from one is folded).
+_KNOWN_MODULES = (
+    "googleapis",
+    "@googleapis/",
+    "@google-apps/",
+    "@octokit/",
+    "octokit",
+    "@actions/github",
+    "@slack/",
+    "@microsoft/",
+    "@modelcontextprotocol/",
+    "@a2a-js/",
+    "stripe",
+    "@notionhq/",
+    "@linear/",
+    "asana",
+    "ai",
+    "@ai-sdk/",
+    ".",
+)
+#: Modules of the SDKs read from method tables (besides octokit and Slack).
+_TABLE_SDKS = ("stripe", "@notionhq/", "@linear/", "asana", "@google-apps/")
+_WRAPPERS = frozenset(
+    {"await_expression", "parenthesized_expression", "non_null_expression", "as_expression", "subscript_expression"}
+)
 
 
 def _scope(node: Node) -> tuple[int, int]:
@@ -288,6 +315,17 @@ def _sdk_methods(sdk: str) -> dict[str, list[str]]:
 
 
 @cache
+def _terminals() -> frozenset[str]:
+    """Every name a client call the reader reads ends in (the SDK tables' methods, HTTP verbs, MCP/A2A)."""
+    names = {k.rsplit(".", 1)[-1] for k in _octokit_methods()} | {k.rsplit(".", 1)[-1] for k in _slack_methods()}
+    for sdk in _SDK_VIA:
+        names |= {k.rsplit(".", 1)[-1] for k in _sdk_methods(sdk)}
+    names |= set(_HTTP_METHODS) | {"del", "getStream", "putStream", "request", "fetch", "paginate", "iterator"}
+    names |= {"graphql", "apiCall", "uploadV2", "filesUploadV2", "callTool", "tools", *_A2A_METHODS}
+    return frozenset(names)
+
+
+@cache
 def _gapic_names() -> frozenset[str]:
     return frozenset(k.rsplit(".", 1)[1] for k in _sdk_methods("gapic"))
 
@@ -323,11 +361,14 @@ class _Reader:
         self.calls_found: list[Node] = []
         self.comments: dict[int, str] = {}
         self.modules: set[str] = set()
+        #: Binding nodes not read yet (see _ensure_bindings).
+        self._pending: list[Node] = []
         self._collect()
         self.ev = Evaluator(self.text, self.nodes, self.bindings, limits.max_depth)
         #: MCP client binding -> the server URL its transport names (``client.connect(transport)``).
         self.connected: dict[str, str] = {}
         self._fam: frozenset[str] | None = None
+        self._defined: set[str] | None = None
 
     # -- one pass over the tree: bindings, calls, comments ----------------------------------------
 
@@ -341,7 +382,18 @@ class _Reader:
         found = QueryCursor(_query(self.dialect, marked)).captures(self.root).get("n", [])
         found.sort(key=lambda n: (n.start_byte, -n.end_byte))  # source order, outer before inner
         for node in found:
-            self._visit(node)
+            t = node.type
+            if t in ("call_expression", "new_expression", "comment", "import_statement"):
+                self._visit(node)
+            else:
+                self._pending.append(node)
+
+    def _ensure_bindings(self) -> None:
+        """The file's bindings, read when a call is first worth folding (most files have none)."""
+        if self._pending:
+            pending, self._pending = self._pending, []
+            for node in pending:
+                self._visit(node)
 
     def _visit(self, node: Node) -> None:
         t = node.type
@@ -538,6 +590,7 @@ class _Reader:
     def _value(self, node: Node | None) -> Value:
         if node is None:
             return Unknown()
+        self._ensure_bindings()
         try:
             return self.ev.eval(node)
         except RecursionError:
@@ -555,6 +608,10 @@ class _Reader:
     def _call(self, node: Node) -> ObservedCall | UnresolvedCall | None:
         fn = node.child_by_field_name("function")
         if fn is None:
+            return None
+        if fn.type == "member_expression" and not self._skip_ok(node, fn):
+            return None
+        if fn.type == "identifier" and not self._named_ok(node, self.text(fn)):
             return None
         callee = self._value(fn)
         args = self._args(node)
@@ -660,6 +717,78 @@ class _Reader:
             return self._gapic_named(node, root, names[0])
         return None
 
+    def _skip_ok(self, node: Node, fn: Node) -> bool:
+        """Whether a method call is worth folding: its name is one some client's call ends in (most are
+        ``.push``, ``.map``, ``.log``). A Google client's methods are any name, so a googleapis file is
+        folded whole; so is a call a marker names."""
+        prop = fn.child_by_field_name("property")
+        if prop is None or "google" in self._families():
+            return True
+        name = self.text(prop)
+        if name in _terminals() or any(w in name.lower() for w in _HELPER_WORDS):
+            return True
+        line = node.start_point[0] + 1
+        if line in self.comments or line - 1 in self.comments:
+            return True
+        # Any method on a client of a table-read SDK is read (an unknown one is an unresolved call, not
+        # dropped); only a file that imports such an SDK has such clients.
+        if "tables" not in self._families():
+            return False
+        root = self._root(fn)
+        return root is not None and isinstance(self._value(root), Cli | Sym | Fn | Chain)
+
+    def _named_ok(self, node: Node, name: str) -> bool:
+        """Whether a call of a plain name is worth folding: fetch and the HTTP libraries, Bolt's say, a
+        request or URL helper, a name the file imports or defines (a library function, a factory), a call a
+        marker names."""
+        if name in _CALLABLE_NAMES or any(w in name.lower() for w in _HELPER_WORDS):
+            return True
+        line = node.start_point[0] + 1
+        if line in self.comments or line - 1 in self.comments:
+            return True
+        return self._imported_or_defined(name)
+
+    def _imported_or_defined(self, name: str) -> bool:
+        """``name`` is imported from a module the reader knows, or made by a client factory
+        (``const api = axios.create({...})``, called as ``api("/x")``): told without reading the bindings."""
+        if self._defined is None:
+            self._defined = {
+                k
+                for k, bs in self.bindings.names.items()  # imports are read already
+                if any(b[0][0] == "import" and _known_module(b[0][1]) for b in bs)
+            }
+            for node in self._pending:
+                if node.type == "variable_declarator":
+                    value, n = node.child_by_field_name("value"), node.child_by_field_name("name")
+                    if (
+                        value is not None
+                        and n is not None
+                        and ("create(" in self.text(value) or "extend(" in self.text(value))
+                    ):
+                        self._defined.add(self.text(n))
+        return name in self._defined
+
+    def _root(self, fn: Node) -> Node | None:
+        """The name a member chain starts from (``client`` of ``client.api("/me").select("x").get``)."""
+        n: Node | None = fn
+        for _ in range(256):
+            if n is None:
+                return None
+            if n.type == "identifier":
+                return n
+            if n.type == "member_expression":
+                obj = n.child_by_field_name("object")
+                if obj is not None and obj.type == "this":
+                    return n
+                n = obj
+            elif n.type == "call_expression":
+                n = n.child_by_field_name("function")
+            elif n.type in _WRAPPERS:
+                n = n.named_children[0] if n.named_children else None
+            else:
+                return None
+        return None
+
     def _families(self) -> frozenset[str]:
         """The SDK families the file imports (or requires), once per file."""
         if self._fam is None:
@@ -675,6 +804,8 @@ class _Reader:
                 fam.add("google")
             if any(m.startswith("@microsoft/msgraph-sdk") for m in mods):
                 fam.add("kiota")
+            if fam & {"octokit", "slack"} or any(m.startswith(_TABLE_SDKS) for m in mods):
+                fam.add("tables")
             self._fam = frozenset(fam)
         return self._fam
 
@@ -1066,6 +1197,10 @@ class _Reader:
             if len(parts) == 1 and len(parts[0]) <= 200:
                 return "", "", parts[0], ""
         return None
+
+
+def _known_module(mod: str) -> bool:
+    return mod in HTTP_LIBS or mod.startswith(_KNOWN_MODULES)
 
 
 def _whole_path(url: str) -> str:
