@@ -22,6 +22,8 @@
 
     allow_admin = false          # administrator permissions compete with a user's own (default:
                                  # set aside while a non-administrator alternative does the job)
+    allow_role_bound = false     # role-bound permissions (a YouTube content owner's, a reseller's,
+                                 # a Classroom teacher's) compete likewise (default: set aside)
 
     [[slice]]                    # opt an access (or every access of a resource) into a slice
     access = "save-report"       # permission: it is picked where it fits, instead of offered
@@ -103,6 +105,8 @@ class Policy:
     slices: tuple[SliceOptIn, ...] = ()
     #: Which GitHub token family END_USER accesses use: "fine-grained" or "classic".
     github_family: str = "fine-grained"
+    #: Role-bound permissions (a YouTube partner's, a reseller's, a teacher's) compete with a user's own.
+    allow_role_bound: bool = False
 
     def slice_opted(self, access_id: str, resource_id: str, scope: str) -> bool:
         """Has the reviewer opted this access into the slice permission ``scope``?"""
@@ -155,6 +159,7 @@ class Policy:
                 ],
             }
             | ({"allow_admin": True} if self.allow_admin else {})
+            | ({"allow_role_bound": True} if self.allow_role_bound else {})
             | (
                 {
                     "slices": [
@@ -178,6 +183,7 @@ class Policy:
 
 
 _TOP_KEYS = {"exclude", "prefer", "pin", "use_default_excludes", "version", "catalogs", "allow_admin", "slice"}
+_TOP_KEYS |= {"allow_role_bound"}
 _SLICE_KEYS = {"access", "resource", "scopes", "reason"}
 _CATALOG_KEYS = {"accounts", "resources", "github"}
 _PIN_KEYS = {"access", "operation", "scopes", "scheme", "reason"}
@@ -238,6 +244,9 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
     allow_admin = doc.get("allow_admin", False)
     if not isinstance(allow_admin, bool):
         raise PolicyError("expected true or false", source=source, pointer="/allow_admin")
+    allow_role_bound = doc.get("allow_role_bound", False)
+    if not isinstance(allow_role_bound, bool):
+        raise PolicyError("expected true or false", source=source, pointer="/allow_role_bound")
     return Policy(
         tuple(exclude),
         tuple(prefer),
@@ -249,6 +258,7 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
         allow_admin,
         _slices(doc, source),
         github,
+        allow_role_bound=allow_role_bound,
     )
 
 
