@@ -58,6 +58,7 @@ from .rules import (
     NARROWER_OPTION,
     PIN_NOT_ALTERNATIVE,
     PROVIDER_DATA_SUSPECT,
+    ROLE_ONLY,
     SLICE_ONLY,
     UNIVERSE_UNREADABLE,
 )
@@ -290,6 +291,7 @@ class Choosing(RunState):
                     operation_id=p.found.entry.operation_id or p.found.entry.key,
                     identity=p.access.identity_used,
                     allow_admin=self.policy.allow_admin,
+                    allow_role=self.policy.allow_role_bound,
                 )
                 best = choose_least_privilege(self.space, list(ranked.eligible), api=None) if ranked.eligible else None
                 other = best.alternative.scopes if best is not None else None
@@ -358,6 +360,21 @@ class Choosing(RunState):
 
         return reach_of
 
+    def _part_of(self, p: Pending) -> Callable[[Alternative], str | None]:
+        """alternative -> the other API whose part of the access's operation all its scopes do, if any
+        (``providers.universe.Universe.part_of``: Cloud Storage's scopes on a BigQuery job)."""
+        api = _api_of(self.space, p.found.entry)
+        by_server = {u.server: u for u in self.space.universes}
+
+        def part_of(alt: Alternative) -> str | None:
+            homes: set[str | None] = set()
+            for atom in alt.atoms:
+                u = by_server.get(atom.namespace) if atom.is_scope else None
+                homes.add(u.part_of((atom.namespace, atom.scope), api) if u is not None and api else None)
+            return next(iter(homes)) if len(homes) == 1 else None
+
+        return part_of
+
     def _rank(self, p: Pending, candidates: list[Alternative], listed: list[dict[str, Any]]) -> Ranked:
         """Rank the usable alternatives by what they reach (``derive.reach``), and say so."""
         a = p.access
@@ -367,7 +384,9 @@ class Choosing(RunState):
             operation_id=p.found.entry.operation_id or p.found.entry.key,
             identity=a.identity_used,
             allow_admin=self.policy.allow_admin,
+            allow_role=self.policy.allow_role_bound,
             opted=lambda scope: self.policy.slice_opted(a.id, p.resource.id, scope),
+            part_of=self._part_of(p),
         )
         why = {alt.atoms: w for alt, w in ranked.set_aside}
         offered = {alt.atoms: rs for alt, rs in ranked.narrower}
@@ -404,12 +423,18 @@ class Choosing(RunState):
                     None,
                 )
             )
-        if ranked.fallback in ("admin", "slice"):
-            rule = ADMIN_ONLY if ranked.fallback == "admin" else SLICE_ONLY
+        if ranked.fallback in ("admin", "role", "slice"):
+            rule = {"admin": ADMIN_ONLY, "role": ROLE_ONLY}.get(ranked.fallback, SLICE_ONLY)
+            roles = sorted(
+                {r.condition for alt in ranked.eligible for r in _classes(ranked, alt) if r.principal is Principal.ROLE}
+            )
             what = (
                 "the pick is an administrator's permission (no user's own alternative does the job as "
                 "narrowly): the operation acts on an organisation as its administrator"
                 if ranked.fallback == "admin"
+                else "the pick is a role-bound permission (no ordinary account's alternative does the job as "
+                "narrowly): " + ("; ".join(roles) or "only the holder of a role can use it")
+                if ranked.fallback == "role"
                 else "every alternative reaches only part of the data: "
                 + "; ".join(sorted({ranked.classes[s].narrowing for alt in ranked.eligible for s in alt.scopes} - {""}))
             )
@@ -867,6 +892,10 @@ def _rival(alt: Alternative, mask: int, best: int, ranked: Ranked | None) -> dic
         "universe_operations": mask.bit_count(),
         "relation": "equal" if mask == best else "incomparable",
     } | ({"reach": ranked.reach_json(alt)} if ranked is not None else {})
+
+
+def _classes(ranked: Ranked, alt: Alternative) -> list[Reach]:
+    return [ranked.classes[s] for s in alt.scopes if s in ranked.classes]
 
 
 def _reach_json(ranked: Ranked, alt: Alternative) -> dict[str, Any]:
