@@ -455,7 +455,14 @@ class Choosing(RunState):
         if not _writes(entry.method, entry.path.rstrip("/").rsplit("/", 1)[-1]) or not picked:
             return choice
         families = {permission_family(r.scope) for r in picked}
-        better = _set_aside_writer(
+
+        def marked(alt: Alternative) -> bool:
+            return bool(alt.terms) and all(set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms)
+
+        # The provider's own mark on a set that writes (AppRoleAssignment.ReadWrite.All with
+        # Application.Read.All to assign an app role; BookingsAppointment.ReadWrite.All to update a
+        # booking customer) first, then the read's family's write.
+        better = _set_aside_writer(ranked, space, api, marked, partly=True) or _set_aside_writer(
             ranked, space, api, lambda alt: all(permission_family(s) in families for s in alt.scopes)
         )
         self.diags.append(
@@ -677,7 +684,7 @@ class Choosing(RunState):
         assert p.catalog is not None
         families = endpoint_families(p.catalog.name, entry.path)
         if not families:
-            return marked
+            return self._named_family(p, candidates, marked)
 
         def own(alt: Alternative) -> bool:
             return bool(alt.scopes) and all(permission_family(s) in families for s in alt.scopes)
@@ -697,6 +704,55 @@ class Choosing(RunState):
                     f"privileged for {entry.method} {entry.path}, a permission of another resource family than "
                     f"the endpoint's ({', '.join(sorted(families))}); read as the provider wrote it, the pick would be "
                     f"{' or '.join(_alt_label(m) for m in marked)}; read by the endpoint's family, "
+                    f"{' or '.join(_alt_label(c) for c in consistent)}, which is picked",
+                    data={"marked": [m.scopes for m in marked], "family": [c.scopes for c in consistent]},
+                ),
+                None,
+            )
+        )
+        return consistent
+
+    def _named_family(
+        self, p: Pending, candidates: Sequence[Alternative], marked: list[Alternative]
+    ) -> list[Alternative]:
+        """The family check where the table knows none of the path's words: an endpoint whose own resource
+        (its last segment) is named by a listed family (``Organization`` for GET /organization) is that
+        family's; a mark on a family no segment names and that is no kin of it
+        (``DeviceManagementServiceConfig.Read.All``) yields to the eligible ones of that family."""
+        entry = p.catalog_entry
+        assert entry is not None
+        segments = [seg.lower() for seg in entry.path.split("/") if seg and not seg.startswith("{")]
+        if not segments:
+            return marked
+        last = segments[-1].rsplit(".", 1)[-1]
+        words = {last, last.removesuffix("s"), last + "s"}
+        own_families = {
+            permission_family(s) for alt in candidates for s in alt.scopes if permission_family(s).lower() in words
+        }
+        if not own_families:
+            return marked
+
+        def foreign(scope: str) -> bool:
+            fam = permission_family(scope)
+            return not any(fam.startswith(f) or f.startswith(fam) for f in own_families) and not any(
+                fam.lower() in seg for seg in segments
+            )
+
+        if not all(m.scopes and all(foreign(s) for s in m.scopes) for m in marked):
+            return marked
+        consistent = [
+            alt for alt in candidates if alt.scopes and all(permission_family(s) in own_families for s in alt.scopes)
+        ]
+        if not consistent:
+            return marked
+        self.diags.append(
+            (
+                PROVIDER_DATA_SUSPECT(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the provider marks {', '.join(_alt_label(m) for m in marked)} least "
+                    f"privileged for {entry.method} {entry.path}, a permission of another resource family than the "
+                    f"one the endpoint names ({', '.join(sorted(own_families))}); read as the provider wrote it, the "
+                    f"pick would be {' or '.join(_alt_label(m) for m in marked)}; read by the endpoint's family, "
                     f"{' or '.join(_alt_label(c) for c in consistent)}, which is picked",
                     data={"marked": [m.scopes for m in marked], "family": [c.scopes for c in consistent]},
                 ),
@@ -856,17 +912,18 @@ def _reads_only(choice: Choice, ranked: Ranked) -> list[Reach]:
 
 
 def _set_aside_writer(
-    ranked: Ranked, space: GrantSpace, api: str | None, keep: Callable[[Alternative], bool]
+    ranked: Ranked, space: GrantSpace, api: str | None, keep: Callable[[Alternative], bool], *, partly: bool = False
 ) -> Choice | None:
     """The least of the write permissions the ranking set aside for a listed read, among those ``keep``
-    accepts (the read's family, or the access's own API): what a suspect read is read as."""
-    writers = [
-        alt
-        for alt, _why in ranked.set_aside
-        if alt.scopes
-        and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
-        and keep(alt)
-    ]
+    accepts (the read's family, or the access's own API): what a suspect read is read as. ``partly``:
+    a set with one write permission beside reads (a write and the read of what it writes to) counts."""
+    level_of = ranked.classes
+
+    def writes(alt: Alternative) -> bool:
+        levels = [level_of[s].level.name if s in level_of else "" for s in alt.scopes]
+        return "WRITE" in levels and (partly or set(levels) == {"WRITE"}) and set(levels) <= {"WRITE", "READ"}
+
+    writers = [alt for alt, _why in ranked.set_aside if alt.scopes and writes(alt) and keep(alt)]
     return choose_least_privilege(space, writers, api=api) if writers else None
 
 
