@@ -161,13 +161,16 @@ def test_notion_other_operations(
 def test_notion_users_without_email_is_offered_not_a_coin_toss(
     derive: Callable[..., Report], server: LocalHTTPServer
 ) -> None:
-    """Listing Notion users: user information with email is picked and without email offered as narrower
-    (the same users, fewer fields), never an "ambiguous" tie between the two capabilities."""
+    """Listing Notion users: user information without email does the job (the same users, fewer fields) and is
+    picked (issue 35: the narrowest of the capabilities Notion documents); with email, which includes it, is
+    set aside as the broader, never an "ambiguous" tie between the two capabilities."""
     report, a = one(derive, server, "/notion.json", "get-users")
-    assert a.scopes == ["read_user_with_email"]
+    assert a.scopes == ["read_user_without_email"]
     assert a.choice["ambiguous"] is False
-    assert [n["scopes"] for n in a.choice["narrower"]] == [["read_user_without_email"]]
-    assert a.choice["narrower"][0]["limits"] == ["no email addresses: users come back without their email"]
+    why = {tuple(x["scopes"]): x["set_aside"] for x in a.alternatives if x.get("compatible", True)}
+    assert why[("read_user_with_email",)] == (
+        "broader: the provider documents it as including read_user_without_email, which is listed and does the job"
+    )
     assert "ambiguous-scope-choice" not in codes(report)
 
 

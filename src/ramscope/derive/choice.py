@@ -387,6 +387,7 @@ class Choosing(RunState):
             allow_role=self.policy.allow_role_bound,
             opted=lambda scope: self.policy.slice_opted(a.id, p.resource.id, scope),
             part_of=self._part_of(p),
+            resource=str(p.found.entry.extra.get("access_from_type") or ""),
         )
         why = {alt.atoms: w for alt, w in ranked.set_aside}
         offered = {alt.atoms: rs for alt, rs in ranked.narrower}

@@ -36,6 +36,7 @@ Only then does the lattice choose (and only these alternatives reach the tier se
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +45,7 @@ from ..manifest import IdentityType
 from ..providers.reach import Level, Principal, Reach
 from .privilege import Alternative
 
-__all__ = ["BARE", "CONFINED", "PART_OF", "Ranked", "rank_by_reach"]
+__all__ = ["BARE", "CONFINED", "INCLUDES", "PART_OF", "Ranked", "rank_by_reach"]
 
 #: Why a general alternative is set aside where the operation stays inside a slice that does the job
 #: (the provider's least marks may still prefer it: ``derive.choice``).
@@ -52,6 +53,9 @@ CONFINED = "reaches all the data, where a permission confined to the operation's
 
 #: Why another API's scope is set aside (followed by the API's name).
 PART_OF = "a scope of another API ("
+
+#: Why a permission is set aside that the provider documents as including a listed one (then its names).
+INCLUDES = "broader: the provider documents it as including "
 
 #: Why a bare credential is set aside where an alternative naming a permission does the job.
 BARE = "a credential naming no permission (it may reach everything), where one naming a permission is listed"
@@ -118,6 +122,7 @@ def rank_by_reach(
     allow_role: bool = False,
     opted: Callable[[str], bool] = lambda _scope: False,
     part_of: Callable[[Alternative], str | None] = lambda _alt: None,
+    resource: str = "",
 ) -> Ranked:
     """Rank ``alternatives`` (already fit for ``identity`` and the policy) as the module says."""
     classes: dict[str, Reach] = {}
@@ -153,6 +158,25 @@ def rank_by_reach(
         for k in [k for k in usable if parts[id(k)] is not None]:
             set_aside.append((k.alt, f"{PART_OF}{parts[id(k)]}): it does only that API's part of the operation"))
             usable.remove(k)
+
+    # Narrowest by the provider's own resource scoping: a permission the provider documents as
+    # including a listed one (HubSpot's e-commerce: products and line items), and, where the operation
+    # returns one resource (Shopify's Location for locations), a scope of another resource beside the
+    # scope named after it (read_inventory, read_markets_home beside read_locations).
+    singles = {k.alt.scopes[0]: k for k in usable if len(k.alt.scopes) == 1 and not k.slices}
+    for k in list(usable):
+        inside = sorted({s for r in k.reaches for s in r.includes if s in singles and singles[s] is not k})
+        if inside:
+            set_aside.append((k.alt, f"{INCLUDES}{', '.join(inside)}, which is listed and does the job"))
+            usable.remove(k)
+    if resource:
+        named = re.compile(rf"(?:^|[_:./-]){re.escape(_snake(resource))}s?(?:$|[_:./-])")
+        own = [k for k in usable if k.alt.scopes and all(named.search(s.lower()) for s in k.alt.scopes)]
+        if own and any(not k.slices for k in own):
+            for k in [k for k in usable if k not in own and k.alt.atoms and not k.slices]:
+                set_aside.append((k.alt, f"a scope of another resource, where the scope of the {resource} the "
+                                  "operation returns does the job"))  # fmt: skip
+                usable.remove(k)
 
     # An administrator's permission is set aside only while a user's own does the job at no higher
     # level: the Admin SDK's read scopes beat cloud-platform (a write scope) for listing users.
@@ -227,6 +251,11 @@ def rank_by_reach(
     if not fallback and not allow_role and any(k.principal is Principal.ROLE for k in pool if k.alt in eligible):
         fallback = "role"
     return Ranked(tuple(eligible), tuple(narrower), tuple(set_aside), classes, fallback)
+
+
+def _snake(name: str) -> str:
+    """``DeliveryProfile`` -> ``delivery_profile``: a GraphQL type's name as Shopify's scopes spell it."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 def _deprecated(k: _Class) -> str:

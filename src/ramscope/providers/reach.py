@@ -107,6 +107,9 @@ class Reach:
     #: An approval its holder needs beyond the grant itself, in words ("" = none): Chat's ``chat.app.*``
     #: scopes need a Workspace administrator's one-time approval of the app.
     approval: str = ""
+    #: Narrower permissions the provider documents as part of this one (HubSpot's legacy ``e-commerce``:
+    #: products and line items, each with its own scopes): where one of them is listed, it does the job.
+    includes: tuple[str, ...] = ()
 
     def satisfied(self, operation_id: str) -> bool:
         """Does the operation itself stay inside this permission's slice? (Under any of its API's versions'
@@ -158,11 +161,14 @@ def provider_of(scope: str, hint: str = "") -> str:
 
 
 def provider_of_servers(servers: Sequence[str]) -> str:
-    """The provider whose own scope-naming rules apply to a spec served at ``servers`` (``zoom``), or ``""``."""
+    """The provider whose own scope-naming rules or reviewed classes apply to a spec served at ``servers``
+    (``zoom``, ``hubspot``), or ``""``."""
     for url in servers:
         host = (urlsplit(str(url)).hostname or "").lower()
         if host == "zoom.us" or host.endswith(".zoom.us"):
             return "zoom"
+        if host == "api.hubapi.com":
+            return "hubspot"
     return ""
 
 
@@ -433,4 +439,5 @@ def _with_exception(provider: str, scope: str, reach: Reach) -> Reach:
         source=str(hit["source"]),
         why=str(hit.get("why", reach.why)),
         approval=str(hit.get("approval", reach.approval)),
+        includes=tuple(hit.get("includes", reach.includes)),
     )
