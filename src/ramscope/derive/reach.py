@@ -165,9 +165,9 @@ def rank_by_reach(
     # scope named after it (read_inventory, read_markets_home beside read_locations).
     singles = {k.alt.scopes[0]: k for k in usable if len(k.alt.scopes) == 1 and not k.slices}
     for k in list(usable):
-        inside = sorted({s for r in k.reaches for s in r.includes if s in singles and singles[s] is not k})
-        if inside:
-            set_aside.append((k.alt, f"{INCLUDES}{', '.join(inside)}, which is listed and does the job"))
+        within = sorted({s for r in k.reaches for s in r.includes if s in singles and singles[s] is not k})
+        if within:
+            set_aside.append((k.alt, f"{INCLUDES}{', '.join(within)}, which is listed and does the job"))
             usable.remove(k)
     if resource:
         named = re.compile(rf"(?:^|[_:./-]){re.escape(_snake(resource))}s?(?:$|[_:./-])")
