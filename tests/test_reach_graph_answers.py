@@ -14,6 +14,7 @@ import pytest
 from ramscope import Settings
 from ramscope.derive import Engine
 from ramscope.outputs.report import Report
+from ramscope.providers import catalog
 from tests.support.httpserver import LocalHTTPServer
 from tests.test_derive import card
 
@@ -43,6 +44,22 @@ CASES: dict[str, tuple[str, str, list[str]]] = {
         "PATCH /solutions/bookingBusinesses/{bookingBusiness-id}/customers/{bookingCustomerBase-id}",
         "AGENT",
         ["BookingsAppointment.ReadWrite.All"],
+    ),
+    # Spelling families: Microsoft's data lists message rules under the well-known folder name only.
+    "rules-by-folder-id": ("GET /me/mailFolders/{mailFolder-id}/messageRules", "END_USER", ["MailboxSettings.Read"]),
+    "rule-update-by-folder-id": (
+        "PATCH /me/mailFolders/{mailFolder-id}/messageRules/{messageRule-id}",
+        "END_USER",
+        ["MailboxSettings.ReadWrite"],
+    ),
+    # A drive by /drives/{id}: listed under /users/{id}/drive and /me/drive (workbook paths too).
+    "drive-root": ("GET /drives/{drive-id}/root", "END_USER", ["Files.Read"]),
+    "workbook-tables": ("GET /drives/{drive-id}/items/{driveItem-id}/workbook/tables", "END_USER", ["Files.Read"]),
+    # A $ref removal is the reference's own DELETE in Microsoft's data.
+    "remove-owner-ref": (
+        "DELETE /groups/{group-id}/owners/{directoryObject-id}/$ref",
+        "AGENT",
+        ["Group.ReadWrite.All"],
     ),
 }
 
@@ -86,3 +103,23 @@ def test_another_familys_mark_is_said_with_both_readings(report: Report) -> None
         "marked": [[G + "DeviceManagementServiceConfig.Read.All"]],
         "family": [[G + "Organization.Read.All"]],
     }
+
+
+def test_a_spelling_family_says_which_spelling_microsoft_lists() -> None:
+    cat = catalog("microsoft-graph")
+    assert cat is not None
+    hit = cat.lookup("GET", "/me/mailFolders/{mailFolder-id}/messageRules")
+    assert hit is not None
+    assert hit.path == "/me/mailfolders/inbox/messagerules"
+    assert "the well-known name 'inbox'" in hit.notes[0]
+
+
+def test_a_chat_is_found_under_its_member() -> None:
+    """Microsoft's data lists setReaction only under /users/{id}/chats/{id}/... (octokit-era graph.json lacks
+    the operation, so this is the catalog's look-up alone)."""
+    cat = catalog("microsoft-graph")
+    assert cat is not None
+    hit = cat.lookup("POST", "/chats/{chat-id}/messages/{chatMessage-id}/setReaction")
+    assert hit is not None
+    assert hit.path == "/users/{id}/chats/{id}/messages/{id}/setreaction"
+    assert hit.least["microsoft-graph-delegated-work"] == (G + "ChatMessage.Send",)
