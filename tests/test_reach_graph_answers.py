@@ -61,6 +61,16 @@ CASES: dict[str, tuple[str, str, list[str]]] = {
         "AGENT",
         ["Group.ReadWrite.All"],
     ),
+    # From the compiled addition of Microsoft's API reference tables (permissions.json lists none).
+    "update-calendar": ("PATCH /me/calendars/{calendar-id}", "END_USER", ["Calendars.ReadWrite"]),
+    # Microsoft marks Calendars.ReadBasic; a limited read is offered beside the family's general read.
+    "calendar-permissions": ("GET /me/calendar/calendarPermissions", "END_USER", ["Calendars.Read"]),
+    "deleted-users": ("GET /directory/deletedItems/microsoft.graph.user", "AGENT", ["User.Read.All"]),
+    "delete-attachment": (
+        "DELETE /me/messages/{message-id}/attachments/{attachment-id}",
+        "END_USER",
+        ["Mail.ReadWrite"],
+    ),
 }
 
 
@@ -123,3 +133,15 @@ def test_a_chat_is_found_under_its_member() -> None:
     assert hit is not None
     assert hit.path == "/users/{id}/chats/{id}/messages/{id}/setreaction"
     assert hit.least["microsoft-graph-delegated-work"] == (G + "ChatMessage.Send",)
+
+
+def test_a_compiled_addition_names_its_page_and_commit() -> None:
+    cat = catalog("microsoft-graph")
+    assert cat is not None
+    hit = cat.lookup("PATCH", "/me/calendars/{calendar-id}")
+    assert hit is not None
+    assert any(
+        "compiled from its permission table (api-reference/v1.0/api/calendar-update.md at 090b00cc08ea" in n
+        for n in hit.notes
+    )
+    assert ".d" in cat.version

@@ -351,6 +351,7 @@ def build_from(
     *,
     origin: str = "permissions.json",
     strict: bool = True,
+    docs: bytes | bool | None = True,
 ) -> bytes:
     """Compile Microsoft's ``permissions.json`` (``data``) with ``source`` as its provenance, and
     ramscope's reviewed ``additions`` (``additions.json``'s bytes) if any; not ``strict``, an addition
@@ -417,6 +418,15 @@ def build_from(
     added = _additions(
         orjson.loads(additions) if additions is not None else None, defined, grants, least, strict=strict
     )
+    # Then what the API reference's permission tables say where permissions.json still lists nothing
+    # for the scheme (compiled: scripts/graph_docs_additions.py); ``docs=True``: the shipped file.
+    docs_bytes = shipped_docs() if docs is True else (docs or None)
+    compiled = _additions(
+        orjson.loads(docs_bytes) if docs_bytes is not None else None, defined, grants, least, strict=strict,
+        fill_only=True, kind=DOCS,
+    )  # fmt: skip
+    for k, v in compiled.items():
+        added.setdefault(k, []).extend(v)
     scheme_rank = {SCHEME_NAMES[k]: i for i, k in enumerate(order)}
     entries: list[CatalogEntry] = []
     for method, npath in sorted(grants):
@@ -455,11 +465,16 @@ def build_from(
             )
         )
     version = f"{source['date']}+{source['commit'][:8] or source['sha256'][:8]}"
-    if added:
+    if added and additions is not None:
         # ramscope's reviewed additions change the catalog: its version says so.
         sha = hashlib.sha256(additions or b"").hexdigest()
         version += f".r{sha[:8]}"
         source = {**source, "additions": {"file": f"src/ramscope/providers/data/{ADDITIONS}", "sha256": sha}}
+    if compiled and docs_bytes is not None:
+        # So does the compiled addition from the API reference.
+        dsha = hashlib.sha256(docs_bytes).hexdigest()
+        version += f".d{dsha[:8]}"
+        source = {**source, "docs": {"file": f"src/ramscope/providers/data/{DOCS}", "sha256": dsha}}
     return encode(
         name=NAME,
         version=version,
@@ -472,6 +487,16 @@ def build_from(
 
 
 ADDITIONS = "microsoft-graph.additions.json"
+
+
+#: The addition compiled from the API reference's permission tables (scripts/graph_docs_additions.py).
+DOCS = "microsoft-graph.docs.json"
+
+
+def shipped_docs() -> bytes | None:
+    """The shipped compiled addition from Microsoft's API reference, if any."""
+    f = resources.files(__package__) / "data" / DOCS
+    return f.read_bytes() if f.is_file() else None
 
 
 def shipped_additions() -> bytes | None:
@@ -488,6 +513,8 @@ def _additions(
     least: dict[tuple[str, str], dict[str, set[str]]],
     *,
     strict: bool = True,
+    fill_only: bool = False,
+    kind: str = ADDITIONS,
 ) -> dict[tuple[str, str], list[str]]:
     """Merge ``additions.json`` (ramscope's reviewed additions, each with its source, parsed) into
     the grants; (METHOD, normalised path) -> the notes saying so. A permission it names must exist in
@@ -498,10 +525,10 @@ def _additions(
     if doc is None:
         return {}
     if not isinstance(doc, dict) or doc.get("format") != 1 or not isinstance(doc.get("additions"), list):
-        raise ValueError(f"{ADDITIONS}: not an additions file of format 1")
+        raise ValueError(f"{kind}: not an additions file of format 1")
     notes: dict[tuple[str, str], list[str]] = defaultdict(list)
     for i, add in enumerate(doc["additions"]):
-        where = f"{ADDITIONS}: additions[{i}]"
+        where = f"{kind}: additions[{i}]"
         key, method = str(add.get("scheme", "")), str(add.get("method", "")).upper()
         if key not in SCHEME_NAMES or not add.get("source") or not add.get("permissions"):
             raise ValueError(f"{where}: needs a scheme of {sorted(SCHEME_NAMES)}, permissions and a source")
@@ -514,16 +541,19 @@ def _additions(
         for raw in add.get("paths") or ():
             k = (method, normalise_path(str(raw)))
             if scheme in grants.get(k, {}):
-                if not strict:
+                # A compiled addition only fills what permissions.json (and the reviewed additions) leave out.
+                if not strict or fill_only:
                     continue
                 raise ValueError(f"{where}: permissions.json already lists {key} permissions for {method} {raw}")
             for short in add["permissions"]:
                 grants[k][scheme].setdefault(short, set()).add("")
             least[k][scheme].update(str(x) for x in add.get("least") or ())
-            notes[k].append(
-                f"{key} permissions added from Microsoft's API reference, reviewed {add.get('reviewed', '')}: "
-                f"{add['source']}"
+            how = (
+                f"compiled from its permission table ({add.get('page', '')} at {add.get('commit', '')[:12]})"
+                if fill_only
+                else f"reviewed {add.get('reviewed', '')}"
             )
+            notes[k].append(f"{key} permissions added from Microsoft's API reference, {how}: {add['source']}")
     return dict(notes)
 
 
