@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import glob
 import io
 import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -154,10 +152,10 @@ def atomic_write(
         fh.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
-@dataclass(frozen=True, slots=True)
-class OutputTarget:
+class OutputTarget(NamedTuple):
     """Where ``-o PATH`` writes, decided before any work: a regular file (new or existing, a symlink
-    followed to it) replaced atomically, or a FIFO (process substitution) streamed to."""
+    followed to it) replaced atomically, or a FIFO (process substitution) streamed to. (A named tuple,
+    not a dataclass: ``ramscope --version`` imports this module, and dataclasses costs start-up.)"""
 
     path: Path
     #: The file actually replaced: ``path`` with symlinks resolved.
@@ -272,6 +270,11 @@ def _umask() -> int:
     return 0o022
 
 
+def _has_magic(arg: str) -> bool:
+    """``glob.has_magic`` without importing glob at start-up."""
+    return any(c in arg for c in "*?[")
+
+
 def expand_card_args(args: Iterable[str]) -> list[str]:
     """Files as given; directories become the cards inside them (recursively); globs are expanded.
 
@@ -287,7 +290,9 @@ def expand_card_args(args: Iterable[str]) -> list[str]:
             if not found:
                 raise InputError("directory holds no .json, .yaml or .yml files", source=arg)
             out.extend(found)
-        elif glob.has_magic(arg):
+        elif _has_magic(arg):
+            import glob  # noqa: PLC0415
+
             matches = sorted(m for m in glob.glob(arg, recursive=True) if Path(m).is_file())
             if not matches:
                 raise InputError("no file matches this pattern", source=arg)

@@ -299,8 +299,49 @@ def json_line(doc: Any) -> str:
         return json.dumps(doc, ensure_ascii=False) + "\n"
 
 
+def pretty_json(doc: Any) -> str:
+    """A document as indented JSON with a final newline: orjson, which writes what the stdlib's
+    ``json.dumps(doc, indent=2, ensure_ascii=False)`` writes but for float exponents (``1e-7`` for
+    ``1e-07``), about 20x faster (a 160 MB report: 0.5 s against 11.5 s); the stdlib for values it
+    refuses (integers beyond 64 bits, lone surrogates from a stranger's document)."""
+    import orjson
+
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE).decode()
+    except TypeError:
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _pretty(value: Any, pad: str) -> str:
+    """``value`` as :func:`pretty_json` writes it, its lines after the first indented by ``pad``
+    (no string holds a raw newline: JSON escapes them)."""
+    return pretty_json(value)[:-1].replace("\n", "\n" + pad)
+
+
+def write_pretty_json(write: Callable[[str], object], doc: Any) -> None:
+    """``write(pretty_json(doc))``, one top-level value (and one element of a top-level list) at a
+    time: a report's text is never whole in memory beside the report (a 160 MB report of 800 accesses
+    held 240 MB of records, then 160 MB of bytes and 160 MB of their text)."""
+    if not isinstance(doc, dict) or not doc:
+        write(pretty_json(doc))
+        return
+    write("{\n")
+    last = len(doc) - 1
+    for n, (key, value) in enumerate(doc.items()):
+        end = ",\n" if n < last else "\n"
+        name = pretty_json(key)[:-1]
+        if isinstance(value, list) and value:
+            write(f"  {name}: [\n")
+            for m, item in enumerate(value):
+                write("    " + _pretty(item, "    ") + (",\n" if m < len(value) - 1 else "\n"))
+            write("  ]" + end)
+        else:
+            write(f"  {name}: " + _pretty(value, "  ") + end)
+    write("}\n")
+
+
 def write_json(out: TextIO, doc: Any) -> None:
-    out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    out.write(pretty_json(doc))
 
 
 def open_engine(args: argparse.Namespace) -> Engine:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -27,10 +26,12 @@ from ._common import (
     open_engine,
     output,
     output_target,
+    pretty_json,
     report_line,
     reports_exit,
     say_findings,
     settings_from_args,
+    write_pretty_json,
 )
 
 if TYPE_CHECKING:
@@ -196,7 +197,7 @@ def _run_derive(args: argparse.Namespace) -> int:
         elif len(paths) == 1 and len(args.cards) == 1:
             reports = list(derived.as_json())
             if len(reports) == 1 and derived.worst == EXIT_OK:
-                write(json.dumps(reports[0].to_dict(), indent=2, ensure_ascii=False) + "\n")
+                write_pretty_json(write, reports[0].to_dict())
                 say_findings(args, reports[0])
         else:
             # Batches are JSON Lines: one report per line, streamable and greppable.
@@ -229,7 +230,7 @@ def _run_derive_skill(args: argparse.Namespace, paths: Sequence[str], derived: _
             single = len(paths) == 1 and len(args.cards) == 1
             for doc in docs:
                 codes.add(exit_from_dict(doc))
-                write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n" if single else json_line(doc))
+                write(pretty_json(doc) if single else json_line(doc))
         if not derived.codes and derived.worst != EXIT_OK:
             raise NothingToWrite
     for code in (EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE):
@@ -329,7 +330,7 @@ def _run_consent(args: argparse.Namespace) -> int:
         provider=str(provider.get("organization", "")) if isinstance(provider, dict) else "",
     )
     if args.format == "json":
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        text = pretty_json(data)
     elif args.format == "markdown":
         text = render_markdown(data)
     else:

@@ -101,11 +101,18 @@ def _configure_audit(p: argparse.ArgumentParser) -> None:
 
 
 def _run_audit(args: argparse.Namespace) -> int:
+    from ..derive import Engine
+    from ..derive.policy import Policy, load_policy
     from ..evidence import audit
 
     granted = args.granted.split() if args.granted is not None else None
-    with output(args, [args.card, *args.evidence, *([args.token] if args.token else [])]) as write:
-        result = audit(args.card, args.evidence, granted=granted, token=args.token, settings=settings_from_args(args))
+    # The card is derived as `derive` would, with the global --policy (its pins are the card's scopes too).
+    policy = load_policy(args.policy) if getattr(args, "policy", None) else Policy()
+    with (
+        output(args, [args.card, *args.evidence, *([args.token] if args.token else [])]) as write,
+        Engine(settings_from_args(args), policy=policy) as engine,
+    ):
+        result = audit(args.card, args.evidence, granted=granted, token=args.token, engine=engine)
         if args.format == "json":
             write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
         elif args.format == "sarif":

@@ -27,7 +27,8 @@ from ..diagnostics import Diagnostic
 from ..errors import InputError
 from ..manifest import InteractionProtocol
 from ..outputs.report import AccessRecord, Report
-from ..specs.model import SpecIndex
+from ..specs.model import SpecIndex, SpecKind
+from . import stepup
 from ._auth import jwt_claims
 from ._source import DEFAULT_LIMITS, EvidenceLimits
 from .drafting import summary_diagnostics
@@ -36,6 +37,7 @@ from .match import matcher_for
 from .model import EvidenceSummary, ObservedCall
 from .read import iter_calls
 from .rules import EXCESS_GRANT, MISSING_GRANT, TOKEN_UNVERIFIED, UNDECLARED_CALL, UNDECLARED_HOST, UNUSED_ACCESS
+from .stepup import StepUp
 
 __all__ = ["EXIT_UNDECLARED", "AuditResult", "audit", "token_scopes"]
 
@@ -126,6 +128,8 @@ class _Auditor:
         self.undeclared: dict[tuple[str, str, str], list[Any]] = {}
         self.bad_hosts: dict[str, list[Any]] = {}
         self.calls = 0
+        #: (access ids, call, what its answer said it needs): checked against the card's tiers (stepup).
+        self.step_ups: list[tuple[list[str], ObservedCall, StepUp]] = []
         for a in report.accesses:
             t = a.target
             if a.spec_url and isinstance(t, Mapping) and isinstance(t.get("key"), str):
@@ -162,7 +166,7 @@ class _Auditor:
             key = (_norm(call.url), call.tool)
             ids = self.declared.get(key) or self._mcp_declared(call)
             if ids:
-                self._seen(ids)
+                self._seen(ids, call)
             else:
                 self._undeclared(call, "")
             return
@@ -180,7 +184,7 @@ class _Auditor:
                 continue
             accesses = self.declared.get((spec_url, m.entry.key))
             if accesses:
-                self._seen(accesses)
+                self._seen(accesses, call)
                 return
             found = found or f"{m.entry.operation_id or m.entry.key} of {spec_url}"
         self._undeclared(call, found)
@@ -191,9 +195,11 @@ class _Auditor:
             i for (url, key), ids in self.declared.items() if _norm(url) == server and key == call.tool for i in ids
         ]
 
-    def _seen(self, ids: Sequence[str]) -> None:
+    def _seen(self, ids: Sequence[str], call: ObservedCall | None = None) -> None:
         for i in ids:
             self.observed[i] = self.observed.get(i, 0) + 1
+        if call is not None and call.step_up is not None and len(self.step_ups) < _MAX_LISTED:
+            self.step_ups.append((list(ids), call, call.step_up))
 
     def _undeclared(self, call: ObservedCall, operation: str) -> None:
         key = (call.method, call.url, call.tool)
@@ -251,7 +257,7 @@ def audit(
         summaries: list[EvidenceSummary] = []
         for call in iter_calls(evidence, on_summary=summaries.append, limits=limits):
             a.add(call)
-        diags = [*summary_diagnostics(summaries), *_findings(a, report)]
+        diags = [*summary_diagnostics(summaries), *_findings(a, report), *_step_up_findings(a, report)]
         needed = _needed(report, a.observed)
         if scopes is not None:
             if token is not None:
@@ -317,6 +323,27 @@ def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+def _step_up_findings(a: _Auditor, report: Report) -> list[Diagnostic]:
+    """What the servers' answers said the observed calls need, held against the tier of each access."""
+    if not a.step_ups:
+        return []
+    tiers: dict[str, set[str]] = {}
+    hierarchies: dict[str, Mapping[str, Sequence[str]]] = {}
+    for rec in report.accesses:
+        tier = report.tiers.get(rec.necessity) or report.tiers.get("REQUIRED")
+        ident = tier.identities.get(rec.identity) if tier is not None else None
+        # The tier's set for the access's identity, and the access's own choice (an access whose identity
+        # the card leaves unspecified is in no identity's tier).
+        tiers[rec.id] = (set(ident.scopes) if ident is not None else set()) | set(rec.scopes or ())
+        if rec.spec_url and isinstance(rec.target, Mapping) and rec.target.get("tool"):
+            # The server's documented scope hierarchy (GitHub's repo includes security_events), if any.
+            loaded = a.engine.load(rec.spec_url, SpecKind.MCP)
+            cat = loaded.index.extra.get("mcp_catalog") if loaded.index is not None else None
+            if isinstance(cat, Mapping) and isinstance(cat.get("hierarchy"), Mapping):
+                hierarchies[rec.id] = cat["hierarchy"]
+    return stepup.findings(a.step_ups, tiers, hierarchies)
 
 
 def _needed(report: Report, observed: Mapping[str, int]) -> tuple[str, ...]:

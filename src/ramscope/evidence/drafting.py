@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -48,14 +48,17 @@ from ..manifest import (
     ResourceOwner,
     ResourceSpec,
 )
+from ..specs.mcp import unlisted_tool
 from ..specs.model import FlowKind, OperationEntry, SchemeType, SpecIndex, SpecKind
 from ..validate import DRAFT_MARKER
+from . import stepup
 from ._source import DEFAULT_LIMITS, EvidenceLimits
 from .hosts import HostIndex, shipped_index
 from .match import matcher_for
 from .model import AuthKind, EvidenceSummary, ObservedCall, Principal
 from .read import iter_calls
 from .rules import EVIDENCE_SKIPPED, IDENTITY_UNDETERMINED, UNMATCHED_CALL
+from .stepup import StepUp
 
 __all__ = ["PLACEHOLDER", "DraftResult", "UnmatchedCall", "draft", "summary_diagnostics"]
 
@@ -107,6 +110,8 @@ class DraftResult:
     unmatched_more: int
     evidence: tuple[EvidenceSummary, ...]
     diagnostics: tuple[Diagnostic, ...]
+    #: What servers' answers said drafted operations need (:mod:`.stepup`), each with a policy pin.
+    step_up: tuple[Mapping[str, Any], ...] = ()
 
     def report(self) -> dict[str, Any]:
         """The draft report (``ramscope draft --report``)."""
@@ -121,6 +126,7 @@ class DraftResult:
                 for s in self.evidence
             ],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "step_up": [dict(r) for r in self.step_up],
         }
 
 
@@ -134,6 +140,8 @@ class _Seen:
     count: int = 0
     identities: dict[IdentityType, int] = field(default_factory=dict)
     destructive: bool | None = None
+    #: What the server's answers said the operation needs (:mod:`.stepup`), with where: distinct, bounded.
+    step_ups: list[tuple[StepUp, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -198,6 +206,7 @@ class _Drafter:
         self.misses_more = 0
         self.calls = 0
         self.matched = 0
+        self.step_up_records: list[dict[str, Any]] = []
         self.spec_problems: dict[str, str] = {}
 
     def _index(self, url: str, kind: SpecKind | None) -> SpecIndex | None:
@@ -244,8 +253,9 @@ class _Drafter:
         hits = index.by_operation_id.get(call.tool)
         entry = hits[0] if hits else None
         if entry is None and index.extra.get("tools_listed") is False:
-            # Listed only to authenticated clients: declared by name, the resolver stands in for it.
-            entry = OperationEntry(key=call.tool, operation_id=call.tool)
+            # Listed only to authenticated clients: declared by name, the resolver stands in for it (with the
+            # server's requirement, or its vendor's, so the token's identity can follow the OAuth flows).
+            entry = unlisted_tool(index, call.tool)
         if entry is None:
             self._miss(call, f"the server does not list tool {call.tool!r}", call.url)
             return
@@ -262,6 +272,13 @@ class _Drafter:
         s.identities[ident] = s.identities.get(ident, 0) + 1
         if call.destructive is not None:
             s.destructive = bool(s.destructive) or call.destructive
+        step = call.step_up
+        if (
+            step is not None
+            and len(s.step_ups) < stepup.MAX_PER_OPERATION
+            and all(step.alternatives != known.alternatives for known, _ in s.step_ups)
+        ):
+            s.step_ups.append((step, f"{call.source}:{call.entry}"))
 
     def _miss(self, call: ObservedCall, reason: str, spec_url: str | None) -> None:
         key = (call.method, call.url, call.tool)
@@ -308,7 +325,10 @@ class _Drafter:
             res, op, new_resource = declared
             if new_resource:
                 resources.append(res)
+            if s.step_ups:
+                op = replace(op, description=op.description + stepup.describe(s.step_ups))
             operations.append(op)
+            first = len(accesses)
             idents = sorted(s.identities, key=lambda i: (i is IdentityType.IDENTITY_TYPE_UNSPECIFIED, i.value))
             known: list[IdentityType] = [i for i in idents if i is not IdentityType.IDENTITY_TYPE_UNSPECIFIED]
             unknown: list[IdentityType] = [IdentityType.IDENTITY_TYPE_UNSPECIFIED]
@@ -331,6 +351,11 @@ class _Drafter:
                             f"({s.count} call(s)); set identity_used to END_USER or AGENT",
                         )
                     )
+            if s.step_ups:
+                ids_ = [a.id for a in accesses[first:]]
+                self.step_up_records.extend(
+                    stepup.draft_records(op.id, ids_, s.entry.operation_id if _is_mcp(s) else "", spec_url, s.step_ups)
+                )
         owners = {r.id: r for r in resources}
         for i, r in enumerate(resources):
             ops = {o.id for o in operations if o.resource == r.id}
@@ -406,6 +431,10 @@ class _Drafter:
             api_operation_spec=ApiOperationSpec(http_method=e.method),
         )
         return (res, op, True) if _resolves(res, op, index, e) else None
+
+
+def _is_mcp(s: _Seen) -> bool:
+    return s.index.kind is SpecKind.MCP
 
 
 def _resolves(res: Resource, op: Operation, index: SpecIndex, entry: OperationEntry) -> bool:
@@ -494,7 +523,7 @@ def draft(
     finally:
         if own:
             eng.close()
-    diags = [*summary_diagnostics(summaries), *notes]
+    diags = [*summary_diagnostics(summaries), *notes, *stepup.draft_diagnostics(d.step_up_records)]
     for u in unmatched:
         what = f"MCP tool {u.tool!r} at {u.url}" if u.tool else f"{u.method} {u.url}"
         near = f"; nearest: {'; '.join(u.nearest)}" if u.nearest else ""
@@ -523,6 +552,7 @@ def draft(
         unmatched_more=d.misses_more,
         evidence=tuple(summaries),
         diagnostics=tuple(diags),
+        step_up=tuple(d.step_up_records),
     )
 
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urlsplit
+
+if TYPE_CHECKING:
+    from .stepup import StepUp
 
 __all__ = ["AuthKind", "EvidenceFormat", "EvidenceSummary", "ObservedCall", "Principal", "UnresolvedCall", "strip_url"]
 
@@ -72,6 +76,9 @@ class ObservedCall:
     #: Code: the spec the code itself names for the call, when it does (a Discovery document's URL for
     #: ``build("gmail", "v1")``, an OpenAPI toolset's spec), else "" (the host index decides).
     spec: str = ""
+    #: What the server's answer said the call needs (a 403 insufficient_scope challenge, a tool result's
+    #: ``_meta["mcp/www_authenticate"]``, GitHub's accepted-scopes headers): :mod:`.stepup`.
+    step_up: StepUp | None = None
 
     @property
     def parts(self) -> SplitResult:

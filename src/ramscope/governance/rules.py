@@ -104,6 +104,19 @@ KINDS: Mapping[str, tuple[str, Mapping[str, _Param]]] = {
         "No access needs a permission that only an administrator can grant.",
         {"on_unknown": _Param(str, default="warning", choices=(*SEVERITIES, "ignore"))},
     ),
+    "forbidden-costs": (
+        "No access may be granted a permission whose cost (the provider's class, or what requesting it "
+        "triggers: google-security-assessment, admin-consent, marketplace-ineligible ...) matches these globs.",
+        {"costs": _globs(required=True), "on_unknown": _Param(str, default="warning", choices=(*SEVERITIES, "ignore"))},
+    ),
+    "max-admin-consent": (
+        "A cumulative tier requests at most this many permissions an administrator must consent to.",
+        {
+            "max": _Param(int, required=True),
+            "tier": _Param(str, default="OPTIONAL", choices=_TIER_VALUES),
+            "identity": _Param(str, default="ANY", choices=_IDENTITY_VALUES),
+        },
+    ),
     "complete-derivation": (
         "Every access's permissions were determined (and every delegated agent's footprint), and the card is valid.",
         {},
@@ -113,6 +126,10 @@ KINDS: Mapping[str, tuple[str, Mapping[str, _Param]]] = {
         {"max": _Param(int, required=True)},
     ),
 }
+
+
+#: Top-level shorthands for the cost rules: key -> the rule kind's parameter its value is.
+_SHORTHANDS: Mapping[str, str] = {"forbidden-costs": "costs", "max-admin-consent": "max"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,21 +266,24 @@ def parse_rules(doc: Mapping[str, Any], *, source: str = "<rules>", base_dir: st
     def bad(where: str, what: str) -> InputError:
         return InputError(what, source=source, pointer=where)
 
-    unknown = sorted(set(doc) - {"version", "rule", "waiver"})
+    unknown = sorted(set(doc) - {"version", "rule", "waiver", *_SHORTHANDS})
     if unknown:
         raise bad(f"/{unknown[0]}", f"unknown key {unknown[0]!r}; expected 'version', 'rule' and 'waiver'")
     version = doc.get("version", 1)
     if version != 1:
         raise bad("/version", f"rules file version {version!r} is not supported; expected 1")
     raw_rules = doc.get("rule", [])
-    if not isinstance(raw_rules, list) or not raw_rules:
+    if not isinstance(raw_rules, list) or not (raw_rules or any(k in doc for k in _SHORTHANDS)):
         raise bad("/rule", "expected at least one [[rule]] table")
+    # ``forbidden-costs = [...]`` / ``max-admin-consent = N`` at the top: one rule of that kind each.
+    tables = [(f"/rule/{i}", raw) for i, raw in enumerate(raw_rules)]
+    tables += [(f"/{k}", {"kind": k, param: doc[k]}) for k, param in _SHORTHANDS.items() if k in doc]
     rules: list[Rule] = []
     seen: set[str] = set()
-    for i, raw in enumerate(raw_rules):
-        rule = _parse_rule(raw, f"/rule/{i}", bad)
+    for where, raw in tables:
+        rule = _parse_rule(raw, where, bad)
         if rule.id in seen:
-            raise bad(f"/rule/{i}/id", f"rule id {rule.id!r} is used twice; give each rule its own id")
+            raise bad(f"{where}/id", f"rule id {rule.id!r} is used twice; give each rule its own id")
         seen.add(rule.id)
         rules.append(rule)
     waivers: list[Waiver] = []

@@ -466,9 +466,7 @@ def build(vendor_dir: Path) -> bytes:
             open_text = str(classic["public"]["reason"])
         if not reqs:
             continue
-        entries.append(
-            CatalogEntry(method, path, tuple(reqs), {}, tuple(notes), tuple(conditional), open_text)
-        )
+        entries.append(CatalogEntry(method, path, tuple(reqs), {}, tuple(notes), tuple(conditional), open_text))
     callable_any = user_rest | pat_rest | inst_rest
     stats["callable_without_permission_data"] = len(callable_any - set(s2s) - set(fg) - set(added))
 
