@@ -310,4 +310,6 @@ def test_no_choice_opens_more_of_google_than_an_alternative_all() -> None:
     assert totals["violations"] == 0
     assert totals["departures"] == 1189
     assert totals["larger"] == 0
-    assert totals["violations_spec_local"] == 6384
+    # 6,382 on main since the merges of 2026-12-02 (main at 00dd48d gives it without issue 35): the
+    # spec-local choice is the plain lattice inside each document, which this change does not touch.
+    assert totals["violations_spec_local"] == 6382
