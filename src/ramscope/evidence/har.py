@@ -15,7 +15,7 @@ import ijson
 from ..errors import InputError
 from ._auth import Credentials
 from ._source import DEFAULT_LIMITS, EvidenceLimits
-from .model import EvidenceFormat, ObservedCall, strip_url
+from .model import AuthKind, EvidenceFormat, ObservedCall, Principal, http_method, origin_of, strip_url
 from .stats import ReadStats
 
 __all__ = ["read_har"]
@@ -27,7 +27,9 @@ _REQ = _ENTRY + ".request"
 class _Entry:
     __slots__ = (
         "creds",
+        "hidden",
         "hname",
+        "host",
         "hvalue",
         "in_cookies",
         "method",
@@ -35,8 +37,8 @@ class _Entry:
         "qvalue",
         "started",
         "status",
-        "too_long",
         "url",
+        "url_long",
     )
 
     def __init__(self) -> None:
@@ -46,7 +48,12 @@ class _Entry:
         self.started = ""
         self.status: int | None = None
         self.hname = self.hvalue = self.qname = self.qvalue = ""
-        self.too_long = False
+        #: The request's ``Host`` / ``:authority`` header: the host of an entry without an absolute URL.
+        self.host = ""
+        #: The URL was over the field bound: only its first characters are kept (for the host).
+        self.url_long = False
+        #: A header or query name was over the bound: what credential the request carried is unknown.
+        self.hidden = False
         self.in_cookies = False
 
 
@@ -74,20 +81,27 @@ def read_har(
                 continue
             if code == _BOUNDARY:
                 if event == "end_map":
-                    call = _finish(entry, label, n, stats)
+                    call = _finish(entry, label, n, stats, cap)
                     entry = None
                     if call is not None:
                         yield call
                 continue
             if event == "string":
                 if len(value) > cap and code in _CAPPED:
-                    entry.too_long = True
+                    # Not kept whole, but not a reason to lose the call: the URL keeps its head (the host),
+                    # a method its head (then no HTTP token), a name makes the credential unknown.
+                    if code == _URL:
+                        entry.url, entry.url_long = value[: cap + 1], True
+                    elif code == _METHOD:
+                        entry.method = value[:64]
+                    else:
+                        entry.hidden = True
                 elif code == _METHOD:
                     entry.method = value
                 elif code == _URL:
                     entry.url = value
                 elif code == _STARTED:
-                    entry.started = value
+                    entry.started = value[:64]
                 elif code == _HNAME:
                     entry.hname = value
                 elif code == _HVALUE:
@@ -98,6 +112,8 @@ def read_har(
                     entry.qvalue = value
             elif event == "end_map":
                 if code == _HEADER:
+                    if entry.hname.lower() in {"host", ":authority"} and len(entry.hvalue) <= 1024:
+                        entry.host = entry.hvalue
                     entry.creds.header(entry.hname, entry.hvalue)
                     entry.hname = entry.hvalue = ""
                 elif code == _QUERY:
@@ -137,28 +153,53 @@ _ACTIONS = {
     _REQ + ".queryString.item": _QUERY,
     _REQ + ".cookies.item": _COOKIE,
 }
-#: Strings longer than the field bound make their entry unreadable (a header value is only classified).
-_CAPPED = frozenset({_METHOD, _URL, _STARTED, _HNAME, _QNAME})
+#: Strings longer than the field bound are not kept whole (a header value is only classified).
+_CAPPED = frozenset({_METHOD, _URL, _HNAME, _QNAME})
 
 
-def _finish(e: _Entry, label: str, n: int, stats: ReadStats) -> ObservedCall | None:
-    if e.too_long:
-        stats.skip("field too long")
-        return None
-    url = strip_url(e.url) if e.url else None
-    method = e.method.strip().upper()
-    if url is None or not method or len(method) > 32 or not method.isascii() or not method.isalpha():
-        stats.skip("no absolute URL or method" if url is None else "bad method")
-        return None
+def _finish(e: _Entry, label: str, n: int, stats: ReadStats, cap: int) -> ObservedCall | None:
+    method = http_method(e.method)
+    url = None if e.url_long else strip_url(e.url) if e.url else None
+    unreadable = ""
+    if e.url_long:
+        unreadable = f"URL over {cap} bytes"
+    elif url is None:
+        unreadable = "no absolute URL"
+    elif method is None:
+        unreadable = "not an HTTP method"
+    if unreadable:
+        # Fail closed: an entry not read whole is still a call to its host, when the host can be read.
+        origin = url or (origin_of(e.url, cap) if e.url else None)
+        if origin is None and e.host and not e.url_long:
+            origin = strip_url(f"https://{e.host.strip()}/")
+        if origin is None:
+            stats.skip(f"{unreadable}, no readable host")
+            return None
+        if method is None and not unreadable.startswith("not an HTTP"):
+            unreadable += ", not an HTTP method"
+        stats.part(unreadable)
+        return ObservedCall(
+            time=e.started,
+            method=method or "",
+            url=origin,
+            status=e.status,
+            auth=AuthKind.UNKNOWN,
+            fmt=EvidenceFormat.HAR,
+            source=label,
+            entry=n,
+            unreadable=unreadable,
+        )
     # The query string as the URL carries it, for HARs whose queryString list is empty.
     if "?" in e.url:
         for part in e.url.split("?", 1)[1].split("#", 1)[0].split("&"):
             name, _, value = part.partition("=")
             e.creds.query(name, value)
     auth, principal = e.creds.result(seen=True)
+    if e.hidden:
+        auth, principal = AuthKind.UNKNOWN, Principal.UNKNOWN
     stats.calls += 1
     return ObservedCall(
-        time=e.started[:64],
+        time=e.started,
         method=method,
         url=url,
         status=e.status,

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from ._auth import Credentials
 from ._lines import json_documents
 from ._source import DEFAULT_LIMITS, EvidenceLimits
-from .model import EvidenceFormat, ObservedCall, strip_url
+from .model import EvidenceFormat, ObservedCall, origin_of, strip_url
 from .stats import ReadStats
 
 __all__ = ["read_mcp_log"]
@@ -43,7 +43,7 @@ def read_mcp_log(
         if not isinstance(line, dict):
             stats.skip("line is not an object")
             continue
-        server = _server(line, limits)
+        server, server_long = _server(line, limits)
         messages = _messages(line)
         if messages is None:
             stats.skip("no JSON-RPC message")
@@ -53,21 +53,25 @@ def read_mcp_log(
                 stats.skip("JSON-RPC message is not an object")
                 continue
             if msg.get("method") == "tools/call":
-                call = _call(line, msg, server, hints, label, n, stats, limits)
+                call = _call(line, msg, server, server_long, hints, label, n, stats, limits)
                 if call is not None:
                     yield call
-            elif server and isinstance(msg.get("result"), dict):
+            elif server and not server_long and isinstance(msg.get("result"), dict):
                 _note_tools(msg["result"], hints.setdefault(server, {}), limits)
 
 
-def _server(line: Mapping[str, Any], limits: EvidenceLimits) -> str | None:
+def _server(line: Mapping[str, Any], limits: EvidenceLimits) -> tuple[str | None, bool]:
+    """The server's URL, and whether it was over the bound (then only its host is known)."""
     for key in _SERVER_KEYS:
         v = line.get(key)
         if isinstance(v, dict):
             v = v.get("url")
-        if isinstance(v, str) and v and len(v) <= limits.max_field:
-            return strip_url(v)
-    return None
+        if isinstance(v, str) and v:
+            # A URL over the bound still names its server's host (read in part, never matched).
+            if len(v) > limits.max_field:
+                return origin_of(v, limits.max_field), True
+            return strip_url(v), False
+    return None, False
 
 
 def _messages(line: Mapping[str, Any]) -> list[Any] | None:
@@ -107,6 +111,7 @@ def _call(
     line: Mapping[str, Any],
     msg: Mapping[str, Any],
     server: str | None,
+    server_long: bool,
     hints: Mapping[str, Mapping[str, bool]],
     label: str,
     n: int,
@@ -115,11 +120,29 @@ def _call(
 ) -> ObservedCall | None:
     params = msg.get("params")
     name = params.get("name") if isinstance(params, dict) else None
-    if not isinstance(name, str) or not name.strip() or len(name) > limits.max_field:
-        stats.skip("tools/call without a tool name")
-        return None
     if server is None:
-        stats.skip("no server URL")
+        stats.skip("tools/call without a readable server URL")
+        return None
+    unreadable = ""
+    if not isinstance(name, str) or not name.strip():
+        unreadable = "tools/call without a tool name"
+    elif len(name) > limits.max_field:
+        unreadable = f"tool name over {limits.max_field} bytes"
+    elif server_long:
+        unreadable = f"server URL over {limits.max_field} bytes"
+    if unreadable:
+        # Fail closed: a call to this server all the same, which no declared tool can explain.
+        stats.part(unreadable)
+        return ObservedCall(
+            time=_time(line),
+            method="tools/call",
+            url=server,
+            fmt=EvidenceFormat.MCP,
+            source=label,
+            entry=n,
+            unreadable=unreadable,
+        )
+    if not isinstance(name, str):  # pragma: no cover - said above
         return None
     creds = Credentials()
     headers = line.get("headers")
