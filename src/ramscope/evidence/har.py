@@ -189,6 +189,8 @@ def _finish(e: _Entry, label: str, n: int, stats: ReadStats, cap: int) -> Observ
             entry=n,
             unreadable=unreadable,
         )
+    if url is None or method is None:  # pragma: no cover - said above
+        return None
     # The query string as the URL carries it, for HARs whose queryString list is empty.
     if "?" in e.url:
         for part in e.url.split("?", 1)[1].split("#", 1)[0].split("&"):
