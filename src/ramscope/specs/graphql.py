@@ -217,12 +217,17 @@ def read_introspection(doc: Any) -> GqlSchema:
 _NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,255}")
 _TOKEN = re.compile(
     r"(?P<skip>[\s,\ufeff]+|#[^\n\r]*)"
-    r'|(?P<block>"""(?:\\"""|[^"]|"(?!""))*""")'
-    r'|(?P<string>"(?:\\.|[^"\\\n\r])*")'
     r"|(?P<name>[_A-Za-z][_0-9A-Za-z]*)"
     r"|(?P<number>-?[0-9][0-9.eE+\-]*)"
     r"|(?P<punct>\.\.\.|[!$&():=@\[\]{|}])"
 )
+#: Strings are scanned by hand, not by a regex: a repeated group of alternatives (``(?:\\.|[^"])*``) keeps
+#: a backtracking entry per character, so one unterminated ``"""`` before 60 MB of text cost 2.4 GB
+#: (issue 30, item 12). A search for the closing quote (after an even run of backslashes) is linear and holds
+#: nothing.
+_STRING_CLOSE = re.compile(r'(?<!\\)(?:\\\\)*"')
+#: The ``"""`` escape is the only one of a block string: any ``"""`` after a backslash is not its end.
+_BLOCK_END = re.compile(r'(?<!\\)"""')
 _KEYWORDS = ("schema", "type", "interface", "input", "enum", "union", "scalar", "directive", "extend")
 #: What SDL opens with: comments, then a description or a definition keyword (``type Query {``).
 _SDL_HEAD = re.compile(
@@ -259,17 +264,45 @@ def _tokens(text: str) -> Iterator[_Tok]:
     n = len(text)
     count = 0
     while pos < n:
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise SpecError(f"unsupported spec: GraphQL SDL with an unreadable character at offset {pos}")
-        pos = m.end()
-        kind = m.lastgroup or ""
-        if kind == "skip":
-            continue
+        if text[pos] == '"':
+            end = _block_end(text, pos) if text.startswith('"""', pos) else _string_end(text, pos)
+            kind = "block" if text.startswith('"""', pos) else "string"
+            value = text[pos:end]
+            pos = end
+        else:
+            m = _TOKEN.match(text, pos)
+            if m is None:
+                raise SpecError(f"unsupported spec: GraphQL SDL with an unreadable character at offset {pos}")
+            pos = m.end()
+            kind = m.lastgroup or ""
+            if kind == "skip":
+                continue
+            value = m.group()
         count += 1
         if count > MAX_SDL_TOKENS:
             raise SpecError(f"unsupported spec: GraphQL SDL of more than {MAX_SDL_TOKENS:,} tokens")
-        yield _Tok(kind, m.group())
+        yield _Tok(kind, value)
+
+
+def _block_end(text: str, pos: int) -> int:
+    """The end of the block string opening at ``pos`` (``\"""`` inside it is an escaped quote triple)."""
+    m = _BLOCK_END.search(text, pos + 3)
+    if m is None:
+        raise SpecError(f"unsupported spec: GraphQL SDL with an unterminated block string at offset {pos}")
+    return m.end()
+
+
+def _string_end(text: str, pos: int) -> int:
+    """The end of the one-line string opening at ``pos``: its first quote after an even run of backslashes."""
+    eol = len(text)
+    for stop in ("\n", "\r"):
+        j = text.find(stop, pos, eol)
+        if j >= 0:
+            eol = j
+    m = _STRING_CLOSE.search(text, pos + 1, eol)
+    if m is None:
+        raise SpecError(f"unsupported spec: GraphQL SDL with an unterminated string at offset {pos}")
+    return m.end()
 
 
 def _string_value(tok: _Tok) -> str:
