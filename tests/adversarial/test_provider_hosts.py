@@ -164,3 +164,53 @@ def test_every_shipped_host_pattern_is_anchored_at_a_label_boundary_and_the_end(
         for host in ("slack.com", "sentry.io", "salesforce.com", "atlassian.net", "zendesk.com", "docusign.net"):
             assert not re.search(pat, f"https://x.{host}.evil.example/api"), (name, pat)
             assert not re.search(pat, f"https://not{host}"), (name, pat)
+
+
+# --------------------------------------------------------------------------- item 13: Shopify by host
+
+
+def _introspection() -> dict[str, Any]:
+    """A foreign API's introspection result with one stray Shopify-shaped requiredAccess string."""
+
+    def field(name: str, returns: str, access: str = "") -> dict[str, Any]:
+        f: dict[str, Any] = {"name": name, "args": [], "type": {"kind": "OBJECT", "name": returns, "ofType": None}}
+        if access:
+            f["requiredAccess"] = access
+        return f
+
+    types = [
+        {"kind": "OBJECT", "name": "Query", "fields": [field("stations", "Station"), field("secret", "Station")]},
+        {"kind": "OBJECT", "name": "Station", "fields": [], "requiredAccess": "`read_products` access scope."},
+    ]
+    return {"data": {"__schema": {"queryType": {"name": "Query"}, "types": types}}}
+
+
+@pytest.mark.parametrize("url", ["https://api.weather.example/graphql.json", "https://shopify.dev.evil.example/x.json"])
+def test_a_foreign_introspection_with_required_access_gets_no_shopify_scopes(url: str) -> None:
+    from ramscope.specs import build_index
+    from tests._specs import make_spec
+
+    index = build_index(make_spec(_introspection(), url))
+    assert [(e.key, e.requirements) for e in index.operations] == [("Query.stations", None), ("Query.secret", None)]
+    assert not any(s.name.startswith("shopify") for s in index.schemes)
+
+
+def test_shopifys_own_host_keeps_its_readings() -> None:
+    from ramscope.specs import build_index
+    from tests._specs import make_spec
+
+    index = build_index(make_spec(_introspection(), "https://shopify.dev/admin-graphql/2026-10.json"))
+    assert all(e.requirements is not None for e in index.operations)
+
+
+def test_a_foreign_introspection_stays_undetermined_end_to_end(tmp_path: Path) -> None:
+    """Exit 3 stays: the accesses are incomplete, never 'needs read_products'."""
+    with LocalHTTPServer() as srv:
+        srv.route("/graphql.json", body=orjson.dumps(_introspection()))
+        settings = Settings(cache_dir=tmp_path / "cache", allow_private_network=True, timeout=20)
+        manifest = card(srv, ("/graphql.json", "/graphql", {"operation_id": "Query.secret"}, {}))
+        with Engine(settings) as engine:
+            report = engine.derive({"name": "weather agent", "resourceAccessManifest": manifest})
+    (a,) = report.accesses
+    assert not a.complete
+    assert a.scopes in (None, [])

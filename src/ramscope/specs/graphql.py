@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -1100,10 +1101,29 @@ def _reqs(scheme: str, alts: tuple[tuple[str, ...], ...]) -> Requirements:
     return tuple(out)
 
 
+#: Shopify's own hosts (label boundary, end anchored): the developer site and its schema proxies, shops'
+#: ``*.myshopify.com`` Admin API, ``shopify.com``'s Customer Account API.
+_SHOPIFY_HOST = re.compile(r"(?:^|\.)(?:shopify\.dev|shopify\.com|myshopify\.com)\Z")
+
+
+def _shopify_url(url: str) -> bool:
+    """Whether a schema served from ``url`` is Shopify's (https, on one of Shopify's own hosts)."""
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    return parts.scheme == "https" and bool(_SHOPIFY_HOST.search(host))
+
+
 def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: str = "sdl") -> SpecIndex:
     diags: list[Diagnostic] = []
     url = spec.final_url or spec.url
-    has_access = any(t.required_access or any(f.required_access for f in t.fields) for t in schema.types.values())
+    # Shopify's readings are for Shopify's schema, told by where it comes from, never by its content: a
+    # foreign introspection result with a stray requiredAccess gets no Shopify scopes (issue 30, item 13).
+    has_access = _shopify_url(url) and any(
+        t.required_access or any(f.required_access for f in t.fields) for t in schema.types.values()
+    )
     # The Customer Account API's requiredAccess names customer_ scopes; its endpoint and OAuth server are its own.
     customer = has_access and any(
         "`customer_read_" in x or "`customer_write_" in x

@@ -65,7 +65,9 @@ _K = TypeVar("_K")
 
 #: Bump when the index shape, an adapter's reading or the cached form changes: cached
 #: indexes of an older format are then rebuilt instead of trusted.
-INDEX_FORMAT_VERSION = 8  # 8: GraphQL administrator notes, Shopify page readings; 7: "Allowed For" roles
+#: 9: Shopify readings by host, x-github-plan kept (issue 30); 8: GraphQL administrator notes, Shopify page
+#: readings; 7: "Allowed For" roles
+INDEX_FORMAT_VERSION = 9
 
 
 class SchemeType(enum.StrEnum):
