@@ -8,7 +8,7 @@ memory of one entry's small fields. Header values reach :mod:`._auth` to be clas
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import ijson
 
@@ -67,7 +67,7 @@ def read_har(
     cap = limits.max_field
     act = _ACTIONS
     try:
-        for prefix, event, value in ijson.parse(stream, use_float=True):
+        for prefix, event, value in _events(stream):
             # Most events (bodies, response headers, timings) are of no interest: one dict look-up each.
             code = act.get(prefix)
             if code is None:
@@ -132,6 +132,49 @@ def read_har(
         raise InputError(f"malformed JSON after {stats.calls + stats.skipped} entries", source=label) from None
     if not saw_log:
         raise InputError("not a HAR file: no log.entries array", source=label)
+
+
+#: Containers deeper than this hold nothing a call is made of (``log.entries.item.request.headers.item``
+#: is 6 deep): their events are passed over by a counter, never given a prefix.
+_KEEP = 8
+_OPEN = frozenset({"start_map", "start_array"})
+_CLOSE = frozenset({"end_map", "end_array"})
+
+
+def _events(stream: BinaryIO) -> Iterator[tuple[str, str, Any]]:
+    """``ijson.parse``'s (prefix, event, value), from its ``basic_parse``, with nothing past :data:`_KEEP`.
+
+    ``ijson.parse`` builds each event's prefix from the whole path: ``[[[…`` 40,000 deep in one entry (an
+    80 KB file) built 40,000 ever longer prefixes, 3.8 GB (issue 30). Here a prefix is at most ``_KEEP``
+    names long and deeper containers only count their own nesting.
+    """
+    stack: list[str] = []  # the prefix of each open container, outermost first
+    here = ""  # the prefix of the next value
+    deep = 0  # open containers below the kept ones
+    for event, value in ijson.basic_parse(stream, use_float=True):
+        if deep:
+            if event in _OPEN:
+                deep += 1
+            elif event in _CLOSE:
+                deep -= 1
+            continue
+        if event == "map_key":
+            top = stack[-1]
+            here = f"{top}.{value}" if top else str(value)
+            yield top, event, value
+        elif event in _OPEN:
+            if len(stack) >= _KEEP:
+                deep = 1
+                continue
+            yield here, event, value
+            stack.append(here)
+            if event == "start_array":
+                here = f"{here}.item" if here else "item"
+        elif event in _CLOSE:
+            here = stack.pop()
+            yield here, event, value
+        else:
+            yield here, event, value
 
 
 (_LOG, _BOUNDARY, _METHOD, _URL, _STARTED, _STATUS, _HNAME, _HVALUE, _HEADER, _QNAME, _QVALUE, _QUERY, _COOKIE) = range(
