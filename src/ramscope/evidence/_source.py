@@ -37,8 +37,6 @@ class EvidenceLimits:
     #: any is built, as for specs (``_parse.check_json_nodes``): a 61 KB gzip of ``{},`` would build ~2 GB.
     #: A collector's largest batch (8,192 spans of ~100 values each) is a fifth of it.
     max_nodes: int = 4_000_000
-    #: Nesting of one HAR entry (ijson's prefixes grow with it: ``[[[…`` 10^6 deep would be quadratic).
-    max_depth: int = 128
 
 
 DEFAULT_LIMITS = EvidenceLimits()
