@@ -117,3 +117,19 @@ def test_har_prefixes_are_ijsons_where_a_call_is_read() -> None:
     }
     raw = json.dumps(doc).encode()
     assert list(_events(io.BytesIO(raw))) == list(ijson.parse(io.BytesIO(raw), use_float=True))
+
+
+def test_counting_values_outside_strings_is_linear() -> None:
+    """The node count strips strings before counting again (`_parse.check_json_nodes`, specs, cards and
+    evidence): an unterminated string of escaped quotes was re-scanned from each of them (40,000 of them,
+    80 KB past the commas: 25-40 CPU seconds), and each escape held a backtracking entry (10,000,000
+    escapes: 1.2 GB). Both are now one possessive pass."""
+    import time
+
+    from ramscope._parse import check_json_nodes
+
+    start = time.process_time()
+    with pytest.raises(LimitError):
+        check_json_nodes(b"," * 4_000_001 + b'["' + b'\\"' * 40_000, 4_000_000, "x.json")
+    check_json_nodes(b'["' + b"\\\\" * 1_000_000 + b'",' * 3_000_000, 4_000_000, "y.json")
+    assert time.process_time() - start < 5  # CPU seconds (were 44 on main at 4cba8a4)

@@ -226,7 +226,7 @@ _TOKEN = re.compile(
 #: a backtracking entry per character, so one unterminated ``"""`` before 60 MB of text cost 2.4 GB
 #: (issue 30, item 12). A search for the closing quote (after an even run of backslashes) is linear and holds
 #: nothing.
-_STRING_CLOSE = re.compile(r'(?<!\\)(?:\\\\)*"')
+_STRING_CLOSE = re.compile(r'(?<!\\)(?:\\\\)*+"')  # possessive: a run of backslashes holds no backtracking
 #: The ``"""`` escape is the only one of a block string: any ``"""`` after a backslash is not its end.
 _BLOCK_END = re.compile(r'(?<!\\)"""')
 _KEYWORDS = ("schema", "type", "interface", "input", "enum", "union", "scalar", "directive", "extend")
