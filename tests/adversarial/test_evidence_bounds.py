@@ -133,3 +133,25 @@ def test_counting_values_outside_strings_is_linear() -> None:
         check_json_nodes(b"," * 4_000_001 + b'["' + b'\\"' * 40_000, 4_000_000, "x.json")
     check_json_nodes(b'["' + b"\\\\" * 1_000_000 + b'",' * 3_000_000, 4_000_000, "y.json")
     assert time.process_time() - start < 5  # CPU seconds (were 44 on main at 4cba8a4)
+
+
+def test_mcp_tool_hints_are_bounded_across_a_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tools/list results accumulate over a log: at most MAX_HINTS hints are held (here 3), names of at most
+    MAX_HINTED_NAME characters; a call past them gets MCP's default (unknown, so destructive when drafted)."""
+    from ramscope.evidence import mcplog
+
+    monkeypatch.setattr(mcplog, "MAX_HINTS", 3)
+    server = "https://mcp.example.com/mcp"
+    tools = [{"name": f"t{i}", "annotations": {"destructiveHint": False}} for i in range(5)]
+    tools.append({"name": "x" * 2000, "annotations": {"destructiveHint": False}})
+    lines = [
+        {"server": server, "message": {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}},
+        *(
+            {"server": server, "message": {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": t}}}
+            for t in ("t0", "t2", "t3", "x" * 2000)
+        ),
+    ]
+    p = tmp_path / "m.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    calls, _ = read_calls([p])
+    assert [c.destructive for c in calls] == [False, False, None, None]

@@ -37,6 +37,7 @@ def read_mcp_log(
 ) -> Iterator[ObservedCall]:
     #: server -> tool -> destructiveHint, from tools/list results seen so far.
     hints: dict[str, dict[str, bool]] = {}
+    room = [MAX_HINTS]
     n = 0
     for line in json_documents(stream, label, stats, limits):
         n += 1
@@ -57,7 +58,7 @@ def read_mcp_log(
                 if call is not None:
                     yield call
             elif server and not server_long and isinstance(msg.get("result"), dict):
-                _note_tools(msg["result"], hints.setdefault(server, {}), limits)
+                _note_tools(msg["result"], hints.setdefault(server, {}), limits, room)
 
 
 def _server(line: Mapping[str, Any], limits: EvidenceLimits) -> tuple[str | None, bool]:
@@ -96,15 +97,30 @@ def _time(line: Mapping[str, Any]) -> str:
     return ""
 
 
-def _note_tools(result: Mapping[str, Any], hints: dict[str, bool], limits: EvidenceLimits) -> None:
+#: Tool hints kept across a whole log, and the longest tool name hinted: ``tools/list`` results of every
+#: line accumulate, so without a bound an 8 GiB log of distinct 64 KiB names would be held whole (issue 30).
+MAX_HINTS = 100_000
+MAX_HINTED_NAME = 1024
+
+
+def _note_tools(result: Mapping[str, Any], hints: dict[str, bool], limits: EvidenceLimits, room: list[int]) -> None:
+    """Note each listed tool's ``destructiveHint``; ``room`` is how many more hints the whole log may hold."""
     tools = result.get("tools")
     if not isinstance(tools, list):
         return
+    longest = min(limits.max_field, MAX_HINTED_NAME)
     for t in tools[:100_000]:
-        if isinstance(t, dict) and isinstance(t.get("name"), str) and len(t["name"]) <= limits.max_field:
-            ann = t.get("annotations")
-            if isinstance(ann, dict) and isinstance(ann.get("destructiveHint"), bool):
-                hints[t["name"]] = ann["destructiveHint"]
+        if not isinstance(t, dict):
+            continue
+        name, ann = t.get("name"), t.get("annotations")
+        if not isinstance(name, str) or len(name) > longest:
+            continue
+        if isinstance(ann, dict) and isinstance(ann.get("destructiveHint"), bool):
+            if name not in hints:
+                if room[0] <= 0:
+                    return  # later calls get MCP's defaults (destructive unless annotated), as an unlisted tool does
+                room[0] -= 1
+            hints[name] = ann["destructiveHint"]
 
 
 def _call(
