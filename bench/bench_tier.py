@@ -19,7 +19,16 @@ from typing import Any
 
 from _common import Context, Target, table
 
-from ramscope.derive.privilege import GrantSpace, SpecGrants, TierProblem, choose_least_privilege, solve_tier
+try:
+    from ramscope.derive.privilege import GrantSpace, SpecGrants, TierProblem, choose_least_privilege, solve_tier
+except ImportError:  # an earlier commit (run.py --against), before the stages moved into derive/
+    from ramscope.privilege import (  # type: ignore[no-redef]
+        GrantSpace,
+        SpecGrants,
+        TierProblem,
+        choose_least_privilege,
+        solve_tier,
+    )
 from ramscope.specs.model import (
     FlowKind,
     OAuthFlow,
@@ -86,7 +95,9 @@ def run(ctx: Context) -> tuple[dict[str, Any], list[Target]]:
         worst = max(worst, ratio / allowed)
         rows.append([f"G = {g:,}", f"{t:.2f}", f"{ratio:.1f}", f"{allowed:.1f}", info["method"], info["blast_radius"]])
         section["points"].append({"g": g, "median_s": t, "ratio": ratio, "allowed": allowed, **info})
-    print(table("7. tier optimiser fallback (in-process)", ["tier", "s", "x G=200", "allowed", "method", "radius"], rows))
+    print(
+        table("7. tier optimiser fallback (in-process)", ["tier", "s", "x G=200", "allowed", "method", "radius"], rows)
+    )
     target = Target(
         "tier",
         "worst (time ratio / G·log G allowance)",

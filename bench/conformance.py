@@ -2,7 +2,12 @@
 
 ::
 
-    python bench/conformance.py [--dir DIR] [--out FILE] [--scenario NAME ...]
+    python bench/conformance.py [--dir DIR] [--out FILE] [--scenario NAME ...] [--spec-version V]
+
+The scenarios are those of the newest specification version the installed official SDK supports
+(``mcp_types.version.LATEST_PROTOCOL_VERSION``: 2026-07-28 with mcp 2.3), as the suite names it
+(:func:`suite_versions`: the same date, else, for a revision newer than its dated ones, the scenarios
+that hold at its newest dated one and its ``draft`` ones); ``--spec-version`` picks another.
 
 ``@modelcontextprotocol/conformance`` (npm) starts one mock MCP server per scenario
 and runs ``bench/conformance_client.py URL`` against it; ramscope lists the tools and
@@ -44,6 +49,36 @@ PACKAGE = "@modelcontextprotocol/conformance@0.1.16"
 NODE = "node@22"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _CHECK = re.compile(r"\[([A-Za-z0-9_.:/-]+)\s*\]\s+(SUCCESS|FAILURE|WARNING)\s+(.*)")
+
+#: The spec versions the suite (0.1.16, its dist/index.js) filters scenarios by, oldest first; "draft" holds the
+#: scenarios of the revision after 2025-11-25 that was in progress when it was published (2026-07-28).
+SUITE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "draft")
+
+
+def sdk_newest() -> str:
+    """The newest MCP specification version the installed official SDK (``mcp``) supports."""
+    from mcp_types.version import LATEST_PROTOCOL_VERSION
+
+    return str(LATEST_PROTOCOL_VERSION)
+
+
+def suite_versions(sdk: str, known: tuple[str, ...] = SUITE_VERSIONS) -> tuple[tuple[str, ...], str]:
+    """The suite's spec versions whose scenarios apply at the SDK's newest version, and why.
+
+    A dated version the suite knows is its own (the suite's dated filters are cumulative: a scenario
+    of 2025-06-18 that still holds is tagged 2025-11-25 too). A revision newer than every dated one the
+    suite knows gets the newest dated version's scenarios and the suite's ``draft`` ones (that revision in
+    progress when the suite was published); the scenarios of older revisions only are left out."""
+    if sdk in known:
+        return (sdk,), f"the SDK's newest version, {sdk}"
+    dated = [v for v in known if v[:1].isdigit()]
+    if dated and "draft" in known and all(sdk > v for v in dated):
+        return (dated[-1], "draft"), (
+            f"the SDK's newest version {sdk} is newer than the suite's dated ones ({', '.join(dated)}): "
+            f"the scenarios that hold at {dated[-1]} and the suite's draft ones"
+        )
+    raise SystemExit(f"the conformance suite knows no spec version for {sdk!r} (it knows {', '.join(known)})")
+
 
 _TOKEN = "ramscope obtains no token (it derives the permissions a token would need; it never uses them)"
 _TOOL = "ramscope never calls a tool"
@@ -112,9 +147,24 @@ def ensure_installed(base: Path) -> Path:
     return entry
 
 
-def client_scenarios(entry: Path, base: Path) -> list[str]:
+def client_scenarios(entry: Path, base: Path, spec_versions: tuple[str, ...]) -> list[str]:
+    """The client scenarios of these spec versions, in the suite's order, each once."""
+    names: list[str] = []
+    for version in spec_versions:
+        for name in _listed(entry, base, version):
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _listed(entry: Path, base: Path, spec_version: str) -> list[str]:
     out = subprocess.run(
-        ["node", str(entry), "list"], cwd=base, env=_node_env(base), capture_output=True, text=True, check=True
+        ["node", str(entry), "list", "--client", "--spec-version", spec_version],
+        cwd=base,
+        env=_node_env(base),
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     names: list[str] = []
     section = False
@@ -140,7 +190,17 @@ def run_scenario(entry: Path, base: Path, name: str) -> Scenario:
         log = Path(tmp) / "client.log"
         env = {**_node_env(base), "RAMSCOPE_CONFORMANCE_LOG": str(log)}
         proc = subprocess.run(
-            ["node", str(entry), "client", "--command", client, "--scenario", name, "--timeout", "60000"],
+            [
+                "node",
+                str(entry),
+                "client",
+                "--command",
+                client,
+                "--scenario",
+                name,
+                "--timeout",
+                "60000",
+            ],
             cwd=base,
             env=env,
             capture_output=True,
@@ -186,8 +246,9 @@ def _summary(derived: list[str]) -> str:
     return "; ".join(parts).replace("|", "\\|") or "-"
 
 
-def table(results: list[Scenario]) -> str:
+def table(results: list[Scenario], version: str = "") -> str:
     lines = [
+        *([f"Spec version: {version}", ""] if version else []),
         "| scenario | pass | fail by design (ramscope never obtains tokens or calls tools) | ramscope's report "
         "(END_USER; AGENT) | fail by bug |",
         "| --- | --- | --- | --- | --- |",
@@ -208,15 +269,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", type=Path, default=Path(default_dir), help="where the npm packages are (installed)")
     ap.add_argument("--out", type=Path, help="also write the table to this file")
     ap.add_argument("--scenario", action="append", help="run only these client scenarios")
+    ap.add_argument("--spec-version", help="the suite's spec version (default: the installed SDK's newest)")
     args = ap.parse_args(argv)
+    versions, why = ((args.spec_version,), "given") if args.spec_version else suite_versions(sdk_newest())
     entry = ensure_installed(args.dir)
-    names = args.scenario or client_scenarios(entry, args.dir)
+    names = args.scenario or client_scenarios(entry, args.dir, versions)
     results = []
     for name in names:
         r = run_scenario(entry, args.dir, name)
         print(f"{name}: {len(r.passed)} passed, {len(r.by_design)} by design, {len(r.bugs)} bugs", file=sys.stderr)
         results.append(r)
-    text = table(results)
+    text = table(results, f"{' + '.join(f'`{v}`' for v in versions)} ({why})")
     print(text, end="")
     if args.out:
         args.out.write_text(text, "utf-8")

@@ -47,7 +47,7 @@ def bank() -> Iterator[str]:
         ("validate", "text, json, sarif", "text"),
         ("derive", "json, text", "json"),
         ("consent", "json, markdown, html", "json"),
-        ("diff", "json, text", "json"),
+        ("diff", "json, text, admin", "json"),
     ],
 )
 def test_help_lists_exit_codes_and_format_choices(cli: Run, command: str, formats: str, default: str) -> None:

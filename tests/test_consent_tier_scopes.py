@@ -75,6 +75,17 @@ def test_the_report_says_which_accesses_each_tier_grant_serves(cli: Run, card: P
             "accesses": ["a", "b"],
             "name": None,  # no catalog names it
             "admin_consent": False,
+            # No provider page ramscope read classes the bank's scope: its cost is unknown, not nothing.
+            "cost": {
+                "scope": "overview.read",
+                "provider": None,
+                "class": None,
+                "triggers": None,
+                "source": None,
+                "condition": None,
+                "basis": None,
+                "reason": "ramscope has no cost data for this provider",
+            },
         }
     ]
     (key,) = t["AGENT"]["permissions"]

@@ -119,7 +119,7 @@ def test_per_tool_security_schemes(make_settings: MakeSettings) -> None:
     assert create.requirements == ((SchemeRequirement(oauth, ("docs.write",)),),)
 
     purge = _tool(index, "admin_purge")
-    assert purge.entry.security_source == "server"
+    assert purge.entry.security_source == "server-baseline"  # scopes_supported: a floor (issue 32)
     assert purge.entry.requirements == ((SchemeRequirement(oauth, ("docs.admin", "docs.write", "search.read")),),)
     assert "mcp-anonymous-listing" in [d.code for d in purge.diagnostics]
 

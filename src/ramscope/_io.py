@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import glob
 import io
 import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from _typeshed import ReadableBuffer
 
 from .errors import InputError, OutputError
@@ -154,10 +153,10 @@ def atomic_write(
         fh.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
-@dataclass(frozen=True, slots=True)
-class OutputTarget:
+class OutputTarget(NamedTuple):
     """Where ``-o PATH`` writes, decided before any work: a regular file (new or existing, a symlink
-    followed to it) replaced atomically, or a FIFO (process substitution) streamed to."""
+    followed to it) replaced atomically, or a FIFO (process substitution) streamed to. (A named tuple,
+    not a dataclass: ``ramscope --version`` imports this module, and dataclasses costs start-up.)"""
 
     path: Path
     #: The file actually replaced: ``path`` with symlinks resolved.
@@ -183,6 +182,8 @@ def check_output(path: str | os.PathLike[str], *, protect: Iterable[str | os.Pat
     a symlink or a hard link). A FIFO is written to as a stream: replacing it with a regular file would
     hand the reader nothing (and, as root, ``-o /dev/stdout`` used to turn that symlink into a file).
     """
+    from pathlib import Path  # noqa: PLC0415 - not on the start-up path (issue 36)
+
     target = Path(path)
     try:
         st = os.stat(target)
@@ -226,6 +227,7 @@ def atomic_writer(
     written to directly.
     """
     import tempfile  # noqa: PLC0415 - only when writing a file
+    from pathlib import Path  # noqa: PLC0415 - not on the start-up path (issue 36)
 
     out = path if isinstance(path, OutputTarget) else check_output(path, protect=protect)
     if out.stream:
@@ -272,11 +274,18 @@ def _umask() -> int:
     return 0o022
 
 
+def _has_magic(arg: str) -> bool:
+    """``glob.has_magic`` without importing glob at start-up."""
+    return any(c in arg for c in "*?[")
+
+
 def expand_card_args(args: Iterable[str]) -> list[str]:
     """Files as given; directories become the cards inside them (recursively); globs are expanded.
 
     Duplicates are dropped, first occurrence kept, so a card named twice is derived once.
     """
+    from pathlib import Path  # noqa: PLC0415 - not on the start-up path (issue 36)
+
     out: list[str] = []
     for arg in args:
         path = Path(arg)
@@ -287,7 +296,9 @@ def expand_card_args(args: Iterable[str]) -> list[str]:
             if not found:
                 raise InputError("directory holds no .json, .yaml or .yml files", source=arg)
             out.extend(found)
-        elif glob.has_magic(arg):
+        elif _has_magic(arg):
+            import glob  # noqa: PLC0415
+
             matches = sorted(m for m in glob.glob(arg, recursive=True) if Path(m).is_file())
             if not matches:
                 raise InputError("no file matches this pattern", source=arg)

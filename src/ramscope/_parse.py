@@ -50,6 +50,7 @@ __all__ = [
     "CARD_LIMITS",
     "Limits",
     "ParsedDocument",
+    "check_depth",
     "check_json_nodes",
     "json_nodes_at_most",
     "parse_bytes",
@@ -162,6 +163,10 @@ def parse_bytes(
         if fmt == "json":
             try:
                 return _parse_json(text, source, limits)
+            except LimitError:
+                # Past a bound as JSON is past it as YAML too: YAML must not be the way around it
+                # (a card nested 70 deep was read as YAML flow style, with no depth bound).
+                raise
             except InputError:
                 # YAML flow style also starts with "{": give YAML a chance, but if it
                 # fails too, the JSON error is the one that explains the file.
@@ -221,7 +226,7 @@ def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
     # Nesting cannot be deeper than the brackets opened: most cards open fewer than the limit
     # allows, and counting them (in C) spares the walk.
     if text.count("{") + text.count("[") > limits.max_depth:
-        _check_depth(value, limits.max_depth, source)
+        check_depth(value, limits.max_depth, source)
     return ParsedDocument(value=value, format="json", source=source, text=text)
 
 
@@ -240,8 +245,14 @@ def json_nodes_at_most(text: str | bytes) -> int:
     followed by its value. Commas and brackets inside strings are counted too (it is a bound).
     """
     if isinstance(text, bytes):
-        return 1 + 2 * (text.count(b",") + text.count(b"{") + text.count(b"["))
+        # One pass that keeps only the three marks (``translate`` deleting every other byte) is
+        # about 3x faster than three ``count`` passes: 30 ms instead of 90 over Graph beta's 47 MB.
+        return 1 + 2 * len(text.translate(None, _NOT_JSON_MARKS))
     return 1 + 2 * (text.count(",") + text.count("{") + text.count("["))
+
+
+_NOT_JSON_MARKS = bytes(c for c in range(256) if c not in b",{[")
+_NOT_YAML_MARKS = bytes(c for c in range(256) if c not in b"\n\r,[{-?:")
 
 
 def yaml_nodes_at_most(data: bytes) -> int:
@@ -251,17 +262,15 @@ def yaml_nodes_at_most(data: bytes) -> int:
     indicator (``-``, ``?``, ``:``); at most two nodes start at one place (a collection and its
     first entry). Those characters in text are counted too: it is a bound.
     """
-    marks = 0
-    for ch in (b"\n", b"\r", b",", b"[", b"{", b"-", b"?", b":"):
-        marks += data.count(ch)
-    return 1 + 2 * marks
+    return 1 + 2 * len(data.translate(None, _NOT_YAML_MARKS))
 
 
 def check_json_nodes(text: str | bytes, max_nodes: int, source: str) -> None:
     """Refuse a JSON document that would build more than ``max_nodes`` values and keys, before
     building any (``LimitError``). Counting is a few passes of ``count`` over the text; only a
     document over the bound is counted again without its strings (prose full of commas)."""
-    if json_nodes_at_most(text) <= max_nodes:
+    # Each mark is one character: a text shorter than half the bound cannot reach it, uncounted.
+    if 1 + 2 * len(text) <= max_nodes or json_nodes_at_most(text) <= max_nodes:
         return
     if isinstance(text, bytes):
         bare: str | bytes = _JSON_STRING_B.sub(b'""', text)
@@ -315,7 +324,8 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def _check_depth(value: Any, max_depth: int, source: str) -> None:
+def check_depth(value: Any, max_depth: int, source: str) -> None:
+    """Raise :class:`LimitError` if ``value`` nests deeper than ``max_depth`` (an iterative walk)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         v, d = stack.pop()
@@ -368,7 +378,12 @@ def _parse_yaml(text: str, source: str, limits: Limits, *, data: bytes | None = 
         fast = _fast_yaml(text, limits, data)
         if fast is not _FALLBACK:
             return ParsedDocument(value=fast, format="yaml", source=source, text=text, _positions={})
-    return _parse_yaml_libyaml(text, source, limits)
+    parsed = _parse_yaml_libyaml(text, source, limits)
+    if limits.positions:
+        # Cards (the documents whose positions are kept): the same nesting bound as JSON cards
+        # (libyaml's own is far deeper). Specs keep the parsers' bounds.
+        check_depth(parsed.value, limits.max_depth, source)
+    return parsed
 
 
 #: Nodes the libyaml path builds at most, whatever ``max_yaml_nodes`` allows: its node graph costs
@@ -936,7 +951,7 @@ def _key_str(k: Any) -> str:
 
 #: One JSON token: a string (its loop unrolled: twice as fast), a punctuation mark, or a literal
 #: (whitespace between them is skipped).
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)  # "?: see _JSON_STRING
 
 
 def json_positions(text: str) -> dict[str, tuple[int, int]]:

@@ -6,7 +6,6 @@ No network: this looks only at the card. Every rule here has a stable code
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import re
@@ -297,6 +296,8 @@ def _check_operation(o: Operation, resources: Mapping[str, Resource], out: list[
         return
     if method and method.upper() not in HTTP_METHODS:
         assert spec is not None
+        import difflib  # noqa: PLC0415 - only for a misspelt method; difflib costs start-up
+
         guess = difflib.get_close_matches(method.upper(), sorted(HTTP_METHODS), n=1)
         out.append(
             INVALID_HTTP_METHOD(
@@ -345,6 +346,8 @@ def _dangling(
 ) -> Diagnostic:
     if not target:
         return DANGLING_REFERENCE(pointer, f"{kind} {label!r} names no {target_kind}")
+    import difflib  # noqa: PLC0415 - only for a misspelt reference
+
     guess = difflib.get_close_matches(target, list(known), n=1, cutoff=0.6)
     return DANGLING_REFERENCE(
         pointer,

@@ -11,8 +11,9 @@ The commands come in groups, one module each (``card``, ``derive``, ``governance
 1. write ``cli/<group>.py`` ending in ``COMMANDS: list[Command] = [Command(name, help,
    configure, run), ...]``: ``configure(parser)`` adds the command's arguments (the global
    options are added for it), ``run(args)`` does the work and returns the exit code;
-2. add ``"<group>"`` to :data:`GROUPS` below (and the names to :data:`HELP_ORDER` to place
-   them in ``--help``; unlisted commands come last).
+2. add ``"<group>"`` to :data:`GROUPS` below, each command to :data:`COMMAND_GROUPS` (a run
+   imports only its command's group), and the names to :data:`HELP_ORDER` to place them in
+   ``--help`` (unlisted commands come last).
 
 A group module imports only argparse, the standard library's cheapest modules and ``_common``
 at its top; everything else is imported inside ``configure``/``run``, so that ``ramscope
@@ -91,10 +92,37 @@ HELP_ORDER = (
 )
 
 
+#: The group that defines each command: a run imports only the group of the command it runs, and
+#: ``--version`` none (issue 36: importing all six cost a tenth of ``--version``'s start-up).
+#: tests/test_startup.py checks it against the groups' own ``COMMANDS``.
+COMMAND_GROUPS = {
+    "validate": "card",
+    "schema": "card",
+    "fetch": "derive",
+    "derive": "derive",
+    "scopes": "derive",
+    "consent": "derive",
+    "diff": "governance",
+    "check": "governance",
+    "export": "governance",
+    "compare": "governance",
+    "universe": "providers",
+    "draft": "evidence",
+    "audit": "evidence",
+    "serve": "service",
+    "mcp": "service",
+}
+
+
+def _group(group: str) -> list[Command]:
+    commands: list[Command] = importlib.import_module(f"{__name__}.{group}").COMMANDS
+    return commands
+
+
 def _commands() -> list[Command]:
     """Every group's commands. The group modules import nothing heavy at the top: a command's own
     imports wait until it runs (issue 17)."""
-    found: list[Command] = [cmd for group in GROUPS for cmd in importlib.import_module(f"{__name__}.{group}").COMMANDS]
+    found: list[Command] = [cmd for group in GROUPS for cmd in _group(group)]
     names = [cmd.name for cmd in found]
     if len(set(names)) != len(names):
         raise RuntimeError(f"two command groups define the same command: {sorted(names)}")
@@ -102,7 +130,15 @@ def _commands() -> list[Command]:
     return sorted(found, key=lambda cmd: rank.get(cmd.name, len(rank)))
 
 
-COMMANDS: list[Command] = _commands()
+#: Every command, in ``--help`` order; built on first use (PEP 562), not when the CLI is imported.
+COMMANDS: list[Command]
+
+
+def __getattr__(name: str) -> object:
+    if name == "COMMANDS":
+        commands = globals()["COMMANDS"] = _commands()
+        return commands
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -121,9 +157,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     only = _named_command(parser, argv) if argv is not None else None
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    for cmd in COMMANDS:
-        if only is not None and cmd.name != only:
-            continue
+    if only is None:
+        commands = _commands()
+    elif only:
+        commands = [cmd for cmd in _group(COMMAND_GROUPS[only]) if cmd.name == only]
+    else:
+        commands = []  # --version: argparse prints it as soon as it reads the option
+    for cmd in commands:
         p = sub.add_parser(
             cmd.name,
             help=cmd.help,
@@ -145,7 +185,7 @@ def _named_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str 
     ``--version`` gives ``""``: no subcommand is needed.
     """
     takes_value = {s: a.nargs != 0 for a in parser._actions for s in a.option_strings}
-    names = {c.name for c in COMMANDS}
+    names = COMMAND_GROUPS
     it = iter(argv)
     for tok in it:
         if tok == "--version":

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._text import for_terminal
@@ -27,10 +25,13 @@ from ._common import (
     open_engine,
     output,
     output_target,
+    path_arg,
+    pretty_json,
     report_line,
     reports_exit,
     say_findings,
     settings_from_args,
+    write_pretty_json,
 )
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def _reports(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[Repor
 
 def _configure_derive(p: argparse.ArgumentParser) -> None:
     p.add_argument("cards", nargs="+", metavar="CARD", help="cards, directories of cards, or globs")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here (atomically)")
+    p.add_argument("-o", "--output", type=path_arg, metavar="FILE", help="write the report here (atomically)")
     format_option(p, ("json", "text"), "json")
     p.add_argument(
         "--no-reuse",
@@ -196,7 +197,7 @@ def _run_derive(args: argparse.Namespace) -> int:
         elif len(paths) == 1 and len(args.cards) == 1:
             reports = list(derived.as_json())
             if len(reports) == 1 and derived.worst == EXIT_OK:
-                write(json.dumps(reports[0].to_dict(), indent=2, ensure_ascii=False) + "\n")
+                write_pretty_json(write, reports[0].to_dict())
                 say_findings(args, reports[0])
         else:
             # Batches are JSON Lines: one report per line, streamable and greppable.
@@ -229,7 +230,7 @@ def _run_derive_skill(args: argparse.Namespace, paths: Sequence[str], derived: _
             single = len(paths) == 1 and len(args.cards) == 1
             for doc in docs:
                 codes.add(exit_from_dict(doc))
-                write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n" if single else json_line(doc))
+                write(pretty_json(doc) if single else json_line(doc))
         if not derived.codes and derived.worst != EXIT_OK:
             raise NothingToWrite
     for code in (EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE):
@@ -304,7 +305,7 @@ def _run_scopes(args: argparse.Namespace) -> int:
 
 def _configure_consent(p: argparse.ArgumentParser) -> None:
     p.add_argument("card", metavar="CARD")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
+    p.add_argument("-o", "--output", type=path_arg, metavar="FILE", help="write here (atomically)")
     format_option(p, ("json", "markdown", "html"), "json")
     p.add_argument("--skill", metavar="ID", help="ask only for what this skill uses (per-skill extension)")
 
@@ -329,7 +330,7 @@ def _run_consent(args: argparse.Namespace) -> int:
         provider=str(provider.get("organization", "")) if isinstance(provider, dict) else "",
     )
     if args.format == "json":
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        text = pretty_json(data)
     elif args.format == "markdown":
         text = render_markdown(data)
     else:

@@ -38,22 +38,21 @@ if TYPE_CHECKING:
 def _configure_diff(p: argparse.ArgumentParser) -> None:
     p.add_argument("old", metavar="OLD", help="the old card, or a saved `derive` JSON report")
     p.add_argument("new", metavar="NEW", help="the new card, or a saved `derive` JSON report")
-    format_option(p, ("json", "text"), "json")
+    # admin: what an administrator must newly approve, per target (Entra, Google, Slack, GitHub, gateways).
+    format_option(p, ("json", "text", "admin"), "json")
 
 
 def _report_dict(engine: Engine, path: str) -> tuple[dict[str, Any], Report | StoredReport]:
     """The report of a card (derived) or a saved report (checked), with what :func:`say_findings` reads."""
     from ..card import load_card
     from ..outputs.diff import check_report_shape
-    from ..outputs.report import StoredReport
 
     card = load_card(path)
     if card.document.get("report_version") is not None and "tiers" in card.document:
         saved = dict(card.document)  # a saved report: a stranger's file too, checked before use
         check_report_shape(saved, source=path)
-        # Its diagnostics are said without line and column: they point into a card we do not have.
-        as_stored = StoredReport(card_source=path, exit_code=0, json=json.dumps(saved).encode())
-        return saved, as_stored
+        report, _ = _verified(engine, saved, path)
+        return report.to_dict(), report
     report = engine.derive(card)
     return report.to_dict(), report
 
@@ -67,7 +66,11 @@ def _run_diff(args: argparse.Namespace) -> int:
     from ..outputs.diff import diff_reports, render_diff_text, risk_line
 
     d = diff_reports(old, new)
-    if args.format == "json":
+    if args.format == "admin":
+        from ..outputs.diff import admin_diff, render_admin_text
+
+        sys.stdout.write(render_admin_text(admin_diff(old, new)))
+    elif args.format == "json":
         sys.stdout.write(json.dumps(d, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render_diff_text(d))
@@ -116,15 +119,38 @@ def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tupl
                 if card.document.get("report_version") is not None and "tiers" in card.document:
                     saved = dict(card.document)
                     check_report_shape(saved, source=str(path))
-                    # A saved report is a stranger's claim about a card: used only with that card, and
-                    # only if the card's sha256 is the one it names (waivers match the card's path).
-                    out.append((saved, Locator.for_card(_card_of_report(saved, str(path)))))
+                    # A saved report is a stranger's claim about a card: used only with that card, only
+                    # if the card's sha256 is the one it names, and only if it is what the card derives
+                    # (waivers match the card's path). What is judged is the fresh derivation.
+                    report, of = _verified(engine, saved, str(path))
+                    out.append((report.to_dict(), Locator.for_card(of)))
                 else:
                     out.append((engine.derive(card).to_dict(), Locator.for_card(card)))
             except InputError as exc:
                 fail(str(exc))
                 worst = EXIT_USAGE
     return out, worst
+
+
+def _verified(engine: Engine, saved: dict[str, Any], path: str) -> tuple[Report, Card]:
+    """A fresh derivation of the card ``saved`` names (and the card), once the report is shown to be it.
+
+    Raises :class:`InputError` (exit 2) when the card is not beside the report, is not the one its
+    sha256 names, or derives otherwise than the report says: edited, or derived with other options
+    (``--policy``), specs or ramscope. Nothing a saved report claims is judged unverified."""
+    from ..outputs.diff import report_difference
+
+    card = _card_of_report(saved, path)
+    fresh = engine.derive(card)
+    where = report_difference(saved, fresh.to_dict())
+    if where is not None:
+        raise InputError(
+            f"the report is not what its card {card.source!r} derives now (they differ at {where}): it was "
+            "edited, or derived with other options (--policy ...), specs or ramscope; give the card itself, "
+            "or derive the report again",
+            source=path,
+        )
+    return fresh, card
 
 
 def _card_of_report(saved: dict[str, Any], path: str) -> Card:
@@ -186,11 +212,43 @@ def _run_check(args: argparse.Namespace) -> int:
     return EXIT_USAGE if worst == EXIT_USAGE else exit_code(results)
 
 
+#: ramscope.governance.export's formats, spelt here so building the parser imports no governance code
+#: (`validate` must not load it); a test holds the two equal.
+TARGET_FORMATS = (
+    "entra-app",
+    "google-oauth",
+    "slack-manifest",
+    "github-app",
+    "toolhive",
+    "agentgateway",
+    "allowlist",
+    "oauth-client",
+    "hubspot-app",
+    "atlassian-app",
+)
+
+
 def _configure_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("card", nargs="?", metavar="CARD", help="a card or a saved `derive` report (not for cedar-schema)")
-    format_option(p, ("cedar", "cedar-schema", "json"), "cedar")
+    format_option(p, ("cedar", "cedar-schema", "json", *TARGET_FORMATS), "cedar")
     p.add_argument("--schema", type=Path, metavar="FILE", help="with --format cedar: also write the Cedar schema here")
     p.add_argument("--skill", metavar="ID", help="only what this skill may do (per-skill permission sets)")
+    # The target formats (entra-app ... oauth-client) export the cumulative tiers up to --tier.
+    # Either case: the report spells tiers and identities in capitals, the other commands in lower case.
+    p.add_argument(
+        "--tier",
+        type=str.lower,
+        choices=("required", "recommended", "optional"),
+        default="optional",
+        help="target formats: the cumulative tiers to export (default: optional, everything)",
+    )
+    p.add_argument(
+        "--identity",
+        type=str.lower,
+        choices=("end_user", "agent", "all"),
+        default="all",
+        help="target formats: whose permissions (default: all)",
+    )
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
 
 
@@ -204,6 +262,8 @@ def _run_export(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not args.card:
         return fail(f"export --format {args.format} needs a CARD (only --format cedar-schema is written without one)")
+    if args.schema and args.format != "cedar":
+        return fail(f"--schema FILE goes with --format cedar (it writes the Cedar schema), not --format {args.format}")
     reports, worst = _governed(args, [args.card])
     if not reports:
         return worst
@@ -215,12 +275,38 @@ def _run_export(args: argparse.Namespace) -> int:
         from ..governance.skills import restrict_report_dict
 
         report = restrict_report_dict(report, args.skill)
+    if args.format in TARGET_FORMATS:
+        return _export_target(args, report, target)
     if args.format == "json":
         emit(args, json.dumps(cedar.allowlist(report), indent=2, ensure_ascii=False) + "\n", target)
     else:
         if args.schema:
             atomic_write(args.schema, cedar.cedar_schema())
         emit(args, cedar.cedar_policies(report), target)
+    return exit_from_dict(report)
+
+
+def _export_target(args: argparse.Namespace, report: dict[str, Any], target: Any) -> int:
+    """One target format (entra-app ... oauth-client): what the format cannot express is exit 2, one line."""
+    from ..governance.export import NotExpressible, export_report
+
+    identity = None if args.identity == "all" else args.identity.upper()
+    ids = None
+    if args.format == "entra-app":
+        from ..providers.graph_ids import decode_ids
+        from ..providers.refresh import CATALOG_NAMESPACE, GRAPH_IDS_KEY
+
+        with open_engine(args) as engine:
+            stored = engine.store.get_artifact(CATALOG_NAMESPACE, GRAPH_IDS_KEY)
+        ids = decode_ids(stored) if stored else None
+    try:
+        out = export_report(report, args.format, tier=args.tier.upper(), identity=identity, graph_ids=ids)
+    except NotExpressible as exc:
+        return fail(f"{args.card}: {exc.detail}")
+    emit(args, out.text, target)
+    if not args.quiet:
+        for note in out.notes:
+            sys.stderr.write(f"ramscope: note: {for_terminal(note)}\n")
     return exit_from_dict(report)
 
 
@@ -251,7 +337,12 @@ def _run_compare(args: argparse.Namespace) -> int:
 COMMANDS: list[Command] = [
     Command("diff", "permissions added or removed between two cards or reports", _configure_diff, _run_diff),
     Command("check", "judge cards by an organisation's rules (text, json, sarif)", _configure_check, _run_check),
-    Command("export", "what a card may do, as Cedar policies or a JSON allowlist", _configure_export, _run_export),
+    Command(
+        "export",
+        "what a card may do or be granted: Cedar, an allowlist, app registrations, manifests, gateway rules",
+        _configure_export,
+        _run_export,
+    ),
     Command(
         "compare", "agents side by side by footprint; --rank: least-privileged first", _configure_compare, _run_compare
     ),

@@ -133,11 +133,15 @@ def _refresh_catalog(args: argparse.Namespace) -> int:
                     "entries": result.entries,
                     "url": result.url,
                     "sha256": result.sha256,
+                    "ids_version": result.ids_version,
                 }
             },
         )
         return EXIT_OK
     sys.stdout.write(f"{result.name}: {result.entries} entries, version {result.version}\n")
+    if result.name == "microsoft-graph":
+        ids = result.ids_version or "not refreshed (provisioningInfo.json unreadable): the shipped ids stay"
+        sys.stdout.write(f"{result.name} permission ids: {ids}\n")
     return EXIT_OK
 
 

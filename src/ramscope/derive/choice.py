@@ -18,6 +18,7 @@ from ..outputs.report import (
     AccessRecord,
 )
 from ..providers.catalog import Catalog
+from ..providers.costs import costs_summary
 from ..providers.reach import (
     Principal,
     Reach,
@@ -33,6 +34,7 @@ from ..providers.universe import Universe
 from ..specs.model import FlowKind, OperationEntry, SchemeRequirement, SchemeType, SpecKind
 from . import sources
 from .borrowing import described
+from .costing import alternative_costs, cost_after_reach, operation_cost
 from .policy import Pin
 from .privilege import (
     AMBIGUOUS,
@@ -94,6 +96,7 @@ class Choosing(RunState):
         return {
             "universes": [u.summary() for u in self.space.universes if not u.server.startswith("catalog:")],
             "catalogs": [catalogs[k] for k in sorted(catalogs)],
+            "costs": costs_summary(),
         }
 
     def _resolved(self, p: Pending) -> Outcome:
@@ -116,6 +119,8 @@ class Choosing(RunState):
         method = "least-privilege"
         # A catalog beside the spec (extra["catalog"]) labels its own alternatives; the rest are the spec's.
         source = p.catalog.label if p.catalog is not None and "catalog" not in entry.extra else "spec"
+        if p.catalog is None and entry.security_source.startswith("catalog:"):
+            source = entry.security_source  # an MCP server's vendor-published per-tool scopes (mcp_catalog)
         if pin is not None:
             candidates = [self._pinned_alternative(a, grants, entry.requirements, pin, effects)]
             method = "pinned"
@@ -177,6 +182,21 @@ class Choosing(RunState):
             if ctx_diag is not None:
                 self.diags.append((ctx_diag, None))
             record_kw["requirements_source"] = sources.pick_source(choice.alternative, entry, source)
+        floor = sources.baseline_floor(a, index, entry, choice.alternative, grants) if choice and not pin else None
+        if floor is not None:
+            # The server's baseline is the least the tool needs, not its need: stated, never granted as the answer.
+            record_kw["floor"], floor_diag = floor
+            self.diags.append((floor_diag, None))
+            choice = None
+            reason = (
+                "server-baseline",
+                f"the only requirement known for tool {entry.key!r} is the server's baseline "
+                f"({', '.join(record_kw['floor']['scopes']) or 'no scope'}), a floor: {sources.BASELINE_REVIEW}",
+            )
+        cost_note: dict[str, Any] | None = None
+        if choice is not None and pin is None and ctx_diag is None:
+            # Reach first; among what reach cannot order, what the provider charges for it.
+            choice, cost_note = cost_after_reach(choice, ranked, a.identity_used.name)
         if choice is None:
             code, message = reason or ("no-compatible-alternative", "no usable alternative")
             self.diags.append(
@@ -188,6 +208,13 @@ class Choosing(RunState):
             record = AccessRecord(**base, **record_kw, complete=False, reason=code, reason_message=message)
             return Outcome(a, key, record, grants, ())
         alt = choice.alternative
+        if ranked is not None and self.policy.available:
+            for s in alt.scopes:
+                r = ranked.classes.get(s)
+                opted = self.policy.slice_opted(a.id, p.resource.id, s)
+                if r is not None and r.slice and self.policy.made_available(s) and not opted:
+                    # The app is approved for the slice permission only: the access must stay inside it.
+                    effects.append({"effect": "available-slice", "scopes": [s], "condition": r.narrowing})
         if choice.rivals and ctx_diag is None:
             names = [_alt_label(alt)] + [_alt_label(r) for r, _ in choice.rivals]
             self.diags.append(
@@ -197,8 +224,13 @@ class Choosing(RunState):
                         f"access {a.id!r}: the narrowest alternatives grant equal or incomparable sets of "
                         "operations across their authorization servers: "
                         + ", ".join(names)
-                        + f"; picked {names[0]} (smallest grant set, then scopes of the access's own API, "
-                        "then fewest scopes, then name)",
+                        + f"; picked {names[0]} "
+                        + (
+                            f"({cost_note['why']})"
+                            if cost_note
+                            else "(smallest grant set, then scopes of the access's own API, then fewest scopes, "
+                            "then name)"
+                        ),
                         data={"candidates": names},
                     ),
                     None,
@@ -227,13 +259,20 @@ class Choosing(RunState):
                 "method": method,
                 "ambiguous": bool(choice.rivals),
                 "candidates": [_alt_label(r) for r, _ in choice.rivals],
-                "rivals": [_rival(r, m, choice.granted, ranked) for r, m in choice.rivals],
+                "cost_decided": cost_note,
+                "rivals": [
+                    _rival(r, m, choice.granted, ranked) | {"costs": alternative_costs(r, a.identity_used.name)}
+                    for r, m in choice.rivals
+                ],
             }
             | (_reach_json(ranked, alt) if ranked is not None else {})
             | self._catalog_json(p, alt, grants),
             scope_servers={atom.scope: atom.namespace for atom in sorted(alt.atoms) if atom.is_scope},
             scope_names=_scope_names(p, alt),
             admin_consent=_admin_consent(p, alt),
+            token_scopes=sources.token_scopes(grants, alt),
+            costs=alternative_costs(alt, a.identity_used.name),
+            operation_cost=operation_cost(target),
         )
         return Outcome(a, key, record, grants, tuple(candidates), alt)
 
@@ -323,7 +362,10 @@ class Choosing(RunState):
     def _reach_of(self, p: Pending) -> Any:
         """(scheme, scope) -> the scope's class, described by the provider where it knows the scope."""
         index = p.found.index
-        cache: dict[tuple[str, str], Reach] = {}
+        # A scope's class depends on its spec, the catalog and the run's universes, not on the access:
+        # one cache per (spec, catalog) for the whole card (800 accesses sharing 1,600 scopes classified
+        # each scope 76 times). The pair is kept alive by the pending accesses, so ids are not reused.
+        cache = self.reach_caches.setdefault((id(index), id(p.catalog)), {})
 
         def reach_of(scheme_name: str, scope: str) -> Reach:
             key = (scheme_name, scope)
@@ -367,7 +409,9 @@ class Choosing(RunState):
             operation_id=p.found.entry.operation_id or p.found.entry.key,
             identity=a.identity_used,
             allow_admin=self.policy.allow_admin,
-            opted=lambda scope: self.policy.slice_opted(a.id, p.resource.id, scope),
+            opted=lambda scope: (
+                self.policy.slice_opted(a.id, p.resource.id, scope) or self.policy.made_available(scope)
+            ),
         )
         why = {alt.atoms: w for alt, w in ranked.set_aside}
         offered = {alt.atoms: rs for alt, rs in ranked.narrower}
@@ -515,14 +559,16 @@ class Choosing(RunState):
         return better
 
     def _note_permissions(self, cat: Catalog, candidates: Sequence[Alternative]) -> None:
-        """What the catalog says of each scope a tier may pick for this access (name, admin consent)."""
+        """What the catalog says of each scope a tier may pick for this access (name, admin consent).
+
+        Keyed by the grant (the atom: namespace and scope), not the scope string: Graph's delegated
+        Mail.Read needs no administrator, its application twin (another namespace) does."""
         for alt in candidates:
-            for t in alt.terms:
-                for scope in t.scopes:
-                    perm = cat.permission(t.scheme, scope)
-                    if perm is not None:
-                        info = self.scope_info.setdefault(scope, {"name": perm.short, "admin_consent": False})
-                        info["admin_consent"] = info["admin_consent"] or perm.admin_consent
+            for atom in alt.atoms:
+                perm = cat.permission(atom.scheme, atom.scope) if atom.is_scope else None
+                if perm is not None:
+                    info = self.scope_info.setdefault(atom, {"name": perm.short, "admin_consent": False})
+                    info["admin_consent"] = info["admin_consent"] or perm.admin_consent
 
     def _provider_least(
         self,
@@ -734,6 +780,45 @@ class Choosing(RunState):
         effects.append({"effect": "pinned", "scopes": sorted(wanted), "declared": False, "reason": pin.reason or None})
         return Alternative(grants.atoms_of(terms), terms)
 
+    def _not_available(
+        self,
+        a: ResourceAccess,
+        p: Pending | None,
+        alternatives: list[Alternative],
+        effects: list[dict[str, Any]],
+    ) -> str:
+        """Why nothing the policy makes available does the access's job, naming the least permission
+        that would (ranked and chosen as if ``available`` said nothing) and what it costs."""
+        eligible = alternatives
+        if p is not None:
+            ranked = rank_by_reach(
+                alternatives,
+                self._reach_of(p),
+                operation_id=p.found.entry.operation_id or p.found.entry.key,
+                identity=a.identity_used,
+                allow_admin=self.policy.allow_admin,
+                opted=lambda scope: self.policy.slice_opted(a.id, p.resource.id, scope),
+            )
+            eligible = list(ranked.eligible) or alternatives
+        api = _api_of(self.space, p.found.entry) if p is not None else None
+        choice = choose_least_privilege(self.space, eligible, api=api)
+        needed = choice.alternative if choice is not None else alternatives[0]
+        costs = alternative_costs(needed, a.identity_used.name)
+        effects.append({"effect": "not-available", "needed": {"scopes": needed.scopes, "costs": costs}})
+        said = "; ".join(
+            f"{c['scope']} ({c['provider']}: {c['class']}"
+            + (f", triggers {', '.join(c['triggers'])}" if c.get("triggers") else "")
+            + ")"
+            if c.get("class")
+            else f"{c['scope']} (cost unclassified)"
+            for c in costs
+        )
+        return (
+            "nothing the policy makes available does this access's job; the least permission that would is "
+            + (said or _alt_label(needed))
+            + ": add it to the policy's available list (and have the app approved for it)"
+        )
+
     def _filter(
         self,
         a: ResourceAccess,
@@ -747,6 +832,7 @@ class Choosing(RunState):
         listed: list[dict[str, Any]] = []
         usable: list[Alternative] = []
         incompatible = excluded = 0
+        unavailable: list[Alternative] = []
         whys: list[str] = []
         for alt in alternatives:
             entry: dict[str, Any] = {
@@ -771,9 +857,18 @@ class Choosing(RunState):
                 excluded += 1
                 effects.append({"effect": "excluded", "scopes": alt.scopes, "rule": hit})
                 continue
+            if self.policy.available and not all(
+                self.policy.is_available(t.namespace, t.scope) for t in alt.atoms if t.is_scope
+            ):
+                # The app's client is not approved for it (policy ``available``): never a candidate.
+                entry["available"] = False
+                unavailable.append(alt)
+                continue
             usable.append(alt)
         if identity is IdentityType.IDENTITY_TYPE_UNSPECIFIED:
             return [], listed, ("identity-unspecified", "the access does not say whose identity it uses")
+        if not usable and unavailable:
+            return [], listed, ("not-available", self._not_available(a, pending, unavailable, effects))
         if not usable:
             if excluded and not incompatible:
                 return (
@@ -798,6 +893,8 @@ class Choosing(RunState):
                     + "".join(f"; {n}" for n in notes),
                 ),
             )
+        if unavailable:
+            effects.append({"effect": "not-available", "scopes": sorted({s for u in unavailable for s in u.scopes})})
         preferred = [alt for alt in usable if self.policy.preferred(alt.scopes)]
         if preferred and len(preferred) < len(usable):
             effects.append({"effect": "preferred", "scopes": sorted({s for p in preferred for s in p.scopes})})

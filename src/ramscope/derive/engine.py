@@ -26,7 +26,7 @@ from ..outputs.report import (
     Report,
     StoredReport,
 )
-from ..providers import quirks
+from ..providers import mcp_catalog, quirks
 from ..providers.authserver import scheme_server
 from ..providers.catalog import Catalog
 from ..providers.universe import Universe, UniverseError
@@ -319,6 +319,8 @@ class Engine:
             loaded.index = load_index(url, source, kind_hint=kind, byte_budget=self.settings.max_spec_bytes)
             # The provider's documented reading of its own spec (any-of scope lists, retired scopes ...).
             loaded.index = quirks.apply(loaded.index)
+            # An MCP server's vendor-published per-tool scopes (GitHub's MCP server), keyed by its URL.
+            loaded.index = mcp_catalog.apply(loaded.index)
         except (FetchError, SpecError) as exc:
             loaded.error = exc
         loaded.asked = tuple(dict.fromkeys(source.asked))

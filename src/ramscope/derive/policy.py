@@ -28,6 +28,11 @@
     scopes = ["https://www.googleapis.com/auth/drive.file"]   # globs
     reason = "the agent only touches files the user opens with it"
 
+    available = ["https://www.googleapis.com/auth/calendar.events"]   # what the app's OAuth
+                                 # client is approved to request: picks only among these (globs);
+                                 # or a file of them (one a line), or a table per provider:
+                                 # [available] google = [...], slack = "slack-scopes.txt"
+
     [catalogs]                   # provider permission catalogs (ramscope.providers)
     accounts = "work"            # Microsoft Graph delegated permissions for "work" (or school)
                                  # accounts, the default, or "personal" Microsoft accounts
@@ -46,10 +51,11 @@ import fnmatch
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .._parse import read_bytes
-from ..errors import PolicyError
+from ..errors import InputError, PolicyError
 
 __all__ = ["DEFAULT_EXCLUDES", "Pin", "Policy", "SliceOptIn", "load_policy"]
 
@@ -103,6 +109,18 @@ class Policy:
     slices: tuple[SliceOptIn, ...] = ()
     #: Which GitHub token family END_USER accesses use: "fine-grained" or "classic".
     github_family: str = "fine-grained"
+    #: What the app may request: (provider name, server URL or "*" for every server, scope globs).
+    available: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def is_available(self, namespace: str, scope: str) -> bool:
+        """May the app request ``scope`` of authorization server ``namespace``? True where the policy
+        lists nothing for that server (``available`` constrains only the servers it names)."""
+        lists = [globs for key, globs in self.available if _serves(key, namespace)]
+        return not lists or any(_listed(scope, globs) for globs in lists)
+
+    def made_available(self, scope: str) -> bool:
+        """Does ``available`` name ``scope`` itself (so a slice permission it lists counts as opted in)?"""
+        return any(_listed(scope, globs) for _, globs in self.available)
 
     def slice_opted(self, access_id: str, resource_id: str, scope: str) -> bool:
         """Has the reviewer opted this access into the slice permission ``scope``?"""
@@ -166,6 +184,7 @@ class Policy:
                 if self.slices
                 else {}
             )
+            | ({"available": {key: list(globs) for key, globs in self.available}} if self.available else {})
             | (
                 {
                     "catalogs": {"accounts": self.graph_accounts, "resources": dict(self.catalog_for)}
@@ -177,7 +196,10 @@ class Policy:
         )
 
 
-_TOP_KEYS = {"exclude", "prefer", "pin", "use_default_excludes", "version", "catalogs", "allow_admin", "slice"}
+_TOP_KEYS = {
+    *("exclude", "prefer", "pin", "use_default_excludes", "version", "catalogs", "allow_admin", "slice"),
+    "available",
+}
 _SLICE_KEYS = {"access", "resource", "scopes", "reason"}
 _CATALOG_KEYS = {"accounts", "resources", "github"}
 _PIN_KEYS = {"access", "operation", "scopes", "scheme", "reason"}
@@ -249,6 +271,7 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
         allow_admin,
         _slices(doc, source),
         github,
+        _available(doc.get("available"), source),
     )
 
 
@@ -334,6 +357,88 @@ def _catalogs(raw: Any, source: str) -> tuple[tuple[tuple[str, str], ...], str, 
                 pointer=f"/catalogs/resources/{rid}",
             )
     return tuple(sorted(resources.items())), accounts, github
+
+
+#: A Microsoft Graph permission may be listed by its short name (``Mail.Read``), as Entra shows it.
+_GRAPH = "https://graph.microsoft.com/"
+
+
+@lru_cache(maxsize=16)
+def _split(globs: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The plain names (a set lookup) and the patterns (fnmatch) of an ``available`` list: a file of
+    thousands of approved scopes costs a lookup per scope, not thousands of matches."""
+    patterns = tuple(g for g in globs if any(c in g for c in "*?["))
+    return frozenset(globs) - frozenset(patterns), patterns
+
+
+def _listed(scope: str, globs: tuple[str, ...]) -> bool:
+    names, patterns = _split(globs)
+    forms = (scope, scope.removeprefix(_GRAPH)) if scope.startswith(_GRAPH) else (scope,)
+    return any(f in names for f in forms) or any(fnmatch.fnmatchcase(f, g) for f in forms for g in patterns)
+
+
+def _serves(key: str, namespace: str) -> bool:
+    from ..providers.authserver import canonical_server  # noqa: PLC0415
+    from ..providers.costs import PROVIDERS  # noqa: PLC0415 - provider names -> servers
+
+    if key == "*":
+        return True
+    server = PROVIDERS.get(key) or canonical_server(key)
+    return namespace == server or namespace.startswith(server.rstrip("/") + "/")
+
+
+#: A file of available scopes: at most this big, one scope (or glob) a line, ``#`` comments.
+_AVAILABLE_FILE_BYTES = 1024 * 1024
+
+
+def _available(raw: Any, source: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, dict):
+        from ..providers.costs import PROVIDERS  # noqa: PLC0415
+
+        out: list[tuple[str, tuple[str, ...]]] = []
+        for key, value in sorted(raw.items()):
+            if key not in PROVIDERS and not str(key).startswith("https://"):
+                raise PolicyError(
+                    f"unknown provider {key!r}; expected one of {', '.join(sorted(PROVIDERS))} or an "
+                    "authorization server URL (https://...)",
+                    source=source,
+                    pointer=f"/available/{key}",
+                )
+            out.append((str(key), _available_list(value, source, f"/available/{key}")))
+        return tuple(out)
+    return (("*", _available_list(raw, source, "/available")),)
+
+
+def _available_list(raw: Any, source: str, pointer: str) -> tuple[str, ...]:
+    if isinstance(raw, str) and raw:
+        return _available_file(raw, source, pointer)
+    if not isinstance(raw, list) or not all(isinstance(g, str) and g for g in raw):
+        raise PolicyError(
+            "expected an array of non-empty strings (the scopes the app may request) or the path of a file of them",
+            source=source,
+            pointer=pointer,
+        )
+    return tuple(raw)
+
+
+def _available_file(name: str, source: str, pointer: str) -> tuple[str, ...]:
+    from pathlib import Path  # noqa: PLC0415
+
+    base = Path(source).parent if source and not source.startswith("<") else Path()
+    path = Path(name) if Path(name).is_absolute() else base / name
+    try:
+        data, _ = read_bytes(path, max_bytes=_AVAILABLE_FILE_BYTES)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PolicyError(f"{path}: is not valid UTF-8", source=source, pointer=pointer) from None
+    except InputError as exc:  # missing, a directory, over the limit: said as the policy's own error
+        raise PolicyError(f"{path}: {exc.detail}", source=source, pointer=pointer) from None
+    scopes = tuple(line.split("#", 1)[0].strip() for line in text.splitlines() if line.split("#", 1)[0].strip())
+    if not scopes:
+        raise PolicyError(f"{path}: names no scope", source=source, pointer=pointer)
+    return scopes
 
 
 def _globs(doc: Mapping[str, Any], key: str, source: str) -> list[str]:

@@ -64,6 +64,7 @@ from ..specs.model import (
 
 __all__ = [
     "EXACT_LIMIT",
+    "TOKEN_SCOPES",
     "Alternative",
     "Atom",
     "Fit",
@@ -94,6 +95,15 @@ AMBIGUOUS = rule(
     "The narrowest alternatives grant equal or incomparable sets of operations; one was picked by the tie-break.",
     stage="derive",
 )
+
+#: Scopes that are no permission over data, for every provider: they change the token, not what it opens.
+#: Never atoms of a grant (so never in a scope set or a blast radius); a choice lists them apart, with why.
+#: ``profile`` and ``email`` read the user's identity data, so they stay permissions.
+TOKEN_SCOPES: Mapping[str, str] = {
+    "offline_access": "token lifetime: it asks for a refresh token (OpenID Connect Core 1.0, 11) and opens no data; "
+    "MCP 2026-07-28: servers do not advertise it, clients may add it",
+    "openid": "sign-in: it asks for an ID token (OpenID Connect Core 1.0, 3.1.2.1) and opens no data",
+}
 
 USER_FLOWS = frozenset({FlowKind.AUTHORIZATION_CODE, FlowKind.IMPLICIT, FlowKind.DEVICE_CODE})
 AGENT_FLOWS = frozenset({FlowKind.CLIENT_CREDENTIALS})
@@ -148,8 +158,9 @@ class Alternative:
     def sort_key(self) -> tuple[int, tuple[tuple[str, str], ...]]:
         return len(self.atoms), tuple(sorted((a.namespace, a.scope) for a in self.atoms))
 
-    @property
+    @cached_property
     def scopes(self) -> list[str]:
+        # Asked for hundreds of times per alternative on a large card; callers read it, never change it.
         return sorted({a.scope for a in self.atoms if a.is_scope})
 
 
@@ -338,9 +349,12 @@ class SpecGrants:
     def atoms_of(self, terms: Requirement) -> frozenset[Atom]:
         out: set[Atom] = set()
         for term in terms:
-            if term.scopes:
-                out.update(self.atom_for(term.scheme, s) for s in term.scopes)
+            kept = [s for s in term.scopes if s not in TOKEN_SCOPES]
+            if kept:
+                out.update(self.atom_for(term.scheme, s) for s in kept)
             else:
+                # No scope, or only token-lifetime / sign-in ones: a token of the scheme, of no particular
+                # scope (never "nothing": the operation still wants a token).
                 out.add(self.atom_for(term.scheme))
         return frozenset(out)
 

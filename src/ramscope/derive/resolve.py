@@ -46,7 +46,7 @@ from ..errors import FetchError, RamscopeError, SpecError
 from ..manifest import Operation, Resource
 from ..specs import SpecIndex, SpecKind, normalize_path, relevant_diagnostics
 from ..specs.a2a import CARD_KEY
-from ..specs.mcp import server_requirements
+from ..specs.mcp import unlisted_tool
 from ..specs.model import OperationEntry
 
 __all__ = [
@@ -368,38 +368,54 @@ def _resolve_tool(resource: Resource, operation: Operation, index: SpecIndex) ->
             "no-selector", message, tools, (NO_SELECTOR(ptr, message, data={"suggestions": list(tools)}),)
         )
     hits = index.by_operation_id.get(name) or index.by_operation_id.get(name.strip(), [])
-    if hits:
+    if hits and index.extra.get("tools_listed") is not False:
         return _target(index, hits[0], "tool_name", [], spec_ptr)
     if index.extra.get("tools_listed") is False:
-        entry = OperationEntry(
-            key=name,
-            operation_id=name,
-            requirements=server_requirements(index),
-            security_source="server",
-            extra={"verified": False},
+        # Not listed to ramscope (authenticated clients only): the name cannot be verified; the vendor's own
+        # per-tool data, else the server-wide requirement.
+        entry = unlisted_tool(index, name)
+        why = f"{index.url} lists its tools only to authenticated clients"
+        applies = (
+            f"{entry.security_source} documents its requirement"
+            if entry.security_source.startswith("catalog:")
+            else "the server-wide requirement applies"
         )
         note = MCP_TOOL_UNVERIFIED(
             ptr,
-            f"{index.url} lists its tools only to authenticated clients, so tool {name!r} could not be verified; "
-            "the server-wide requirement applies",
+            f"{why}, so tool {name!r} could not be verified; {applies}",
             hint="check the tool name against the server's documentation",
-            data={"tool": name, "spec_url": index.url},
+            data={"tool": name, "spec_url": index.url, "reason": "auth-only"},
         )
         return _target(index, entry, "tool_name_unverified", [note], spec_ptr)
+    listing = index.extra.get("listing")
+    private = isinstance(listing, dict) and listing.get("may_be_incomplete") is True
     names = [e.operation_id for e in index.operations]
     suggestions = tuple(_closest(name, names, 3))
     behind = _authorization_demanded(index)
-    if behind is not None:
+    if behind is not None or private:
         # A server that protects tools one by one may hide them from anonymous listing (fastmcp's
-        # require_scopes does): absence from the list is no evidence the tool does not exist.
+        # require_scopes does), and a "private" listing (2026-07-28 caching) may depend on the caller's
+        # token: absence from the list is no evidence the tool does not exist. It stays unverified.
         message = (
-            f"tool {name!r} is not among the tools {index.url} lists to anonymous clients, but the server demands "
-            f"authorization ({behind}): the tool may exist behind it, so what it needs is unknown"
+            f"tool {name!r} is not among the tools {index.url} lists to anonymous clients"
+            + (f", but the server demands authorization ({behind})" if behind else "")
+            + (
+                '; its listing is cacheScope "private" (what it lists depends on the caller\'s authorization), '
+                "so the tool could not be verified"
+                if private
+                else ""
+            )
+            + ": the tool may exist behind it, so what it needs is unknown"
         )
         listed = "check the tool name against the server's documentation" + (
             f"; if it is mistyped, the nearest listed: {'; '.join(suggestions)}" if suggestions else ""
         )
-        diag = MCP_TOOL_NOT_LISTED(ptr, message, hint=listed, data={"tool": name, "suggestions": list(suggestions)})
+        diag = MCP_TOOL_NOT_LISTED(
+            ptr,
+            message,
+            hint=listed,
+            data={"tool": name, "suggestions": list(suggestions), "reason": "private-listing" if private else "auth"},
+        )
         related = _repoint(index, relevant_diagnostics(index, None), spec_ptr)
         return Unresolved("mcp-tool-not-listed", message, suggestions, (diag, *related))
     # Servers may list more tools to clients that declare capabilities; ramscope declares none.

@@ -17,6 +17,13 @@ ACCESS_UNDETERMINED = rule(
     "An access was resolved but its permissions cannot be determined (undeclared or unusable security).",
     stage=_S,
 )
+MCP_BASELINE_ONLY = rule(
+    "mcp-baseline-only",
+    Severity.WARNING,
+    "An MCP tool declares no requirement of its own and no challenge names its scope: the server's baseline "
+    "(scopes_supported) is a floor, not its need, so the access is incomplete.",
+    stage=_S,
+)
 CATALOG_NO_ENTRY = rule(
     "catalog-no-entry",
     Severity.INFO,

@@ -29,6 +29,7 @@ from .tiers import Tiers
 
 if TYPE_CHECKING:
     from .engine import Engine
+    from .privilege import Atom
 
 
 class CardRun(Resolution, Choosing, Footprints, Tiers):
@@ -52,7 +53,8 @@ class CardRun(Resolution, Choosing, Footprints, Tiers):
         #: The specs this card's accesses loaded. Not the engine's (every card's so far): a report
         #: must not depend on which cards were derived before it.
         self.used_specs: set[tuple[str, SpecKind | None]] = set()
-        self.scope_info: dict[str, dict[str, Any]] = {}
+        self.scope_info: dict[Atom, dict[str, Any]] = {}
+        self.reach_caches = {}
 
     def run(self) -> Report:
         card_diags = validate(self.card)

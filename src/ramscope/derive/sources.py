@@ -20,12 +20,29 @@ from ..diagnostics import Diagnostic
 from ..manifest import ResourceAccess
 from ..providers import quirks
 from ..specs.extensions import alternative_sources, offered_requirements
+from ..specs.mcp import BASELINE_SOURCE
 from ..specs.model import OperationEntry, SchemeRequirement, SpecIndex
 from .policy import Policy
-from .privilege import AMBIGUOUS, Alternative, Choice, GrantSpace, SpecGrants
-from .rules import NOT_EXPRESSIBLE, REQUIRES_ADMIN, SCOPE_DEPRECATED
+from .privilege import AMBIGUOUS, TOKEN_SCOPES, Alternative, Choice, GrantSpace, SpecGrants
+from .rules import MCP_BASELINE_ONLY, NOT_EXPRESSIBLE, REQUIRES_ADMIN, SCOPE_DEPRECATED
 
-__all__ = ["contextual_choice", "label_sources", "notes", "offered", "pick_source"]
+__all__ = [
+    "BASELINE_REVIEW",
+    "baseline_floor",
+    "contextual_choice",
+    "label_sources",
+    "notes",
+    "offered",
+    "pick_source",
+    "token_scopes",
+]
+
+#: What a reviewer does with an access whose only known need is an MCP server's baseline.
+BASELINE_REVIEW = (
+    "record the tool's step-up challenge (a 403 insufficient_scope answering its tools/call, or a result's "
+    '_meta["mcp/www_authenticate"], in an MCP log or a HAR: `ramscope draft` writes it, `ramscope audit` checks '
+    "it), ask the server to declare the tool's securitySchemes, or pin the tool's scopes with a policy [[pin]]"
+)
 
 
 def offered(
@@ -137,3 +154,52 @@ def notes(a: ResourceAccess, index: SpecIndex, entry: OperationEntry) -> tuple[l
         out.append({"source": f"quirk:{nope.name}", "not_expressible": nope.message, "reference": nope.source})
         diags.append(NOT_EXPRESSIBLE(a.loc.pointer, f"access {a.id!r}: {nope.message} ({nope.source})"))
     return out, diags
+
+
+def token_scopes(grants: SpecGrants, alt: Alternative) -> list[dict[str, Any]]:
+    """The scopes of an alternative's terms that are no permission over data (``offline_access``,
+    ``openid``), each with its authorization server and why: listed apart, never in ``scopes``."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for term in alt.terms:
+        for scope in term.scopes:
+            if scope in TOKEN_SCOPES:
+                ns = grants.atom_for(term.scheme).namespace
+                out.setdefault((ns, scope), {"scope": scope, "namespace": ns, "why": TOKEN_SCOPES[scope]})
+    return [out[k] for k in sorted(out)]
+
+
+def baseline_floor(
+    a: ResourceAccess, index: SpecIndex, entry: OperationEntry, alt: Alternative, grants: SpecGrants
+) -> tuple[dict[str, Any], Diagnostic] | None:
+    """An MCP tool whose only known requirement is the server's baseline (``scopes_supported``): the
+    floor, stated as such, and the finding that makes the access incomplete. None for any other access.
+
+    MCP 2026-07-28 calls ``scopes_supported`` "the minimal set of scopes necessary for basic
+    functionality"; an operation that needs more gets it by step-up (403 ``insufficient_scope`` naming
+    the scope). So the baseline is what the tool needs at least, never what it needs."""
+    if entry.security_source != BASELINE_SOURCE:
+        return None
+    version = index.extra.get("protocol_version")
+    baseline = index.extra.get("baseline_scopes")
+    floor: dict[str, Any] = {
+        "source": BASELINE_SOURCE,
+        "spec_url": index.url,
+        "scopes": alt.scopes,
+        "grants": [{"namespace": t.namespace, "scope": t.scope} for t in sorted(alt.atoms) if t.is_scope],
+        "baseline": list(baseline) if isinstance(baseline, list) else alt.scopes,
+        "token_scopes": token_scopes(grants, alt),
+        "protocol_version": version if isinstance(version, str) else None,
+        "why": "the server's protected-resource metadata scopes_supported is its baseline (MCP 2026-07-28: "
+        '"the minimal set of scopes necessary for basic functionality"); a tool that needs more is granted it '
+        "by step-up, so the baseline is a floor, not what this tool needs",
+        "review": BASELINE_REVIEW,
+    }
+    shown = ", ".join(alt.scopes) or "no scope"
+    diag = MCP_BASELINE_ONLY(
+        a.loc.pointer,
+        f"access {a.id!r}: tool {entry.key!r} of {index.url} declares nothing of its own and no challenge names its "
+        f"scope; the server's baseline ({shown}) is the least it needs, not what it needs",
+        hint=BASELINE_REVIEW,
+        data={"reason": BASELINE_SOURCE, "floor": alt.scopes, "spec_url": index.url, "tool": entry.key},
+    )
+    return floor, diag

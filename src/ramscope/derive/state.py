@@ -21,12 +21,14 @@ from ..outputs.report import (
     Report,
 )
 from ..providers.catalog import Catalog, CatalogEntry
+from ..providers.reach import Reach
 from ..specs.model import SpecIndex, SpecKind
 from ..store import spec_refs
 from ..validate import check_spec_url
 from .policy import Policy
 from .privilege import (
     Alternative,
+    Atom,
     GrantSpace,
     SpecGrants,
 )
@@ -66,7 +68,6 @@ class Pending:
     catalog_full: CatalogEntry | None = None
 
 
-
 class RunState:
     """The state of one card's run, and the methods each stage offers the others."""
 
@@ -81,8 +82,10 @@ class RunState:
     footprints: dict[tuple[str, str], tuple[str, Report]]
     used_specs: set[tuple[str, SpecKind | None]]
     space: GrantSpace
-    #: scope -> what a catalog says of it beyond the spec: {"name": short name, "admin_consent": bool}
-    scope_info: dict[str, dict[str, Any]]
+    #: grant -> what a catalog says of it beyond the spec: {"name": short name, "admin_consent": bool}
+    scope_info: dict[Atom, dict[str, Any]]
+    #: (id of the spec index, id of the catalog) -> (scheme, scope) -> the scope's reach class.
+    reach_caches: dict[tuple[int, int], dict[tuple[str, str], Reach]]
 
     def _footprint(self, a: ResourceAccess, index: SpecIndex) -> dict[str, Any] | None:
         raise NotImplementedError

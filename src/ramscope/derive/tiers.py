@@ -17,8 +17,11 @@ from ..outputs.report import (
     IdentityTier,
     TierRecord,
 )
+from ..specs.model import SpecKind
 from .borrowing import scope_warnings
+from .costing import scope_cost, tier_costs
 from .privilege import (
+    TOKEN_SCOPES,
     Alternative,
     Atom,
     GrantSpace,
@@ -30,6 +33,7 @@ from .records import (
     _credentials,
     _descriptions,
 )
+from .sources import token_scopes
 from .state import Outcome, RunState
 
 
@@ -43,6 +47,8 @@ class Tiers(RunState):
         prev_scopes: dict[str, set[str]] = {name: set() for name in IDENTITIES}
         out: dict[str, TierRecord] = {}
         warned: set[tuple[str, str, str]] = set()
+        #: identity -> MCP server -> scopes its step-up plan already holds (the baseline, tiers below).
+        plans: dict[str, dict[str, set[str]]] = {}
         for level, tier in enumerate(TIERS, start=1):
             members = [o for o in outcomes if _tier_level(o.access.necessity) <= level]
             per_identity: dict[str, IdentityTier] = {}
@@ -56,6 +62,10 @@ class Tiers(RunState):
                 sol = solve_tier(problems, below, space)
                 bases[ident] = sol.atoms
                 scopes = sorted({a.scope for a in sol.atoms if a.is_scope})
+                permissions = _tier_permissions(
+                    sol.atoms, sol.chosen, mine, self.scope_info, space=space, warned=warned, diags=self.diags,
+                    identity=ident,
+                )  # fmt: skip
                 per_identity[ident] = IdentityTier(
                     scopes=scopes,
                     credentials=_credentials(sol.atoms),
@@ -67,9 +77,13 @@ class Tiers(RunState):
                     method=sol.method,
                     combinations=sol.combinations,
                     choices=[self._tier_choice(o, sol.chosen.get(o.key), sol.atoms, below) for o in mine],
-                    permissions=_tier_permissions(
-                        sol.atoms, sol.chosen, mine, self.scope_info, space=space, warned=warned, diags=self.diags
+                    permissions=permissions,
+                    costs=tier_costs(
+                        permissions,
+                        [(o.access.id, o.record.operation_cost) for o in mine if o.record.operation_cost],
                     ),
+                    step_up=_step_up(mine, sol.chosen, plans.setdefault(ident, {})),
+                    token_scopes=_token_scopes(mine, sol.chosen),
                 )
                 prev_scopes[ident] = set(scopes)
             acks = sorted(
@@ -115,11 +129,12 @@ def _tier_permissions(
     atoms: frozenset[Atom],
     chosen: Mapping[str, Alternative],
     outcomes: Sequence[Outcome],
-    info: Mapping[str, Mapping[str, Any]],
+    info: Mapping[Atom, Mapping[str, Any]],
     *,
     space: GrantSpace | None = None,
     warned: set[tuple[str, str, str]] | None = None,
     diags: list[tuple[Diagnostic, str | None]] | None = None,
+    identity: str = "END_USER",
 ) -> list[dict[str, Any]]:
     """Each atom of a tier's set with the provider's description and the accesses it serves: what a
     consent screen shows, which is not each access's own choice when one scope covers several.
@@ -161,13 +176,81 @@ def _tier_permissions(
             "type": a.type.value,
             "description": described.get(a),
             "accesses": served[a],
-            "name": info.get(a.scope, {}).get("name") if a.is_scope else None,
-            "admin_consent": bool(info.get(a.scope, {}).get("admin_consent")) if a.is_scope else False,
+            "name": info.get(a, {}).get("name") if a.is_scope else None,
+            "admin_consent": bool(info.get(a, {}).get("admin_consent")) if a.is_scope else False,
+            "cost": scope_cost(a, identity) if a.is_scope else None,
         }
         # Only where there is one: most permissions have none.
         | ({"warning": " ".join(warnings[a])} if a in warnings else {})
         for a in sorted(atoms)
     ]
+
+
+def _mcp_baseline(o: Outcome) -> tuple[str, list[str]] | None:
+    """The MCP server an access goes to and its baseline (``scopes_supported``), when it has one."""
+    if o.grants is None:
+        return None
+    index = o.grants.index
+    baseline = index.extra.get("baseline_scopes") if index.kind is SpecKind.MCP else None
+    if not isinstance(baseline, list):
+        return None
+    return index.url, sorted(s for s in baseline if isinstance(s, str) and s not in TOKEN_SCOPES)
+
+
+def _step_up(
+    outcomes: Sequence[Outcome], chosen: Mapping[str, Alternative], held: dict[str, set[str]]
+) -> list[dict[str, Any]]:
+    """The step-up plan MCP 2026-07-28 clients follow, per server with a baseline: they are granted the
+    baseline first; each operation that needs more is challenged (403 insufficient_scope) and the client
+    adds the challenged scopes. So: the baseline, then what this tier adds over it and the tiers below
+    (``held``, updated), and the accesses whose need beyond the baseline is unknown (``floor_only``)."""
+    servers: dict[str, dict[str, Any]] = {}
+    for o in outcomes:
+        found = _mcp_baseline(o)
+        if found is None:
+            continue
+        url, baseline = found
+        plan = servers.setdefault(
+            url, {"spec_url": url, "baseline": baseline, "scopes": set(), "needed": set(), "floor_only": []}
+        )
+        alt = chosen.get(o.key)
+        if alt is not None:
+            plan["scopes"].update(alt.scopes)
+            plan["needed"].update(alt.scopes)
+        elif o.record.floor is not None:
+            plan["floor_only"].append(o.access.id)
+    out: list[dict[str, Any]] = []
+    for url in sorted(servers):
+        plan = servers[url]
+        before = held.setdefault(url, set(plan["baseline"]))
+        scopes = set(plan["scopes"]) | set(plan["baseline"])
+        out.append(
+            {
+                "spec_url": url,
+                "baseline": plan["baseline"],
+                "adds": sorted(scopes - before),
+                "scopes": sorted(scopes | before),
+                "floor_only": plan["floor_only"],
+                # What a client granted the baseline holds that no access of the tier needs (GitHub's server
+                # advertises every scope a tool may need): known only when no access is known by its floor alone.
+                "beyond_need": sorted(set(plan["baseline"]) - plan["needed"]) if not plan["floor_only"] else None,
+            }
+        )
+        before.update(scopes)
+    return out
+
+
+def _token_scopes(outcomes: Sequence[Outcome], chosen: Mapping[str, Alternative]) -> list[dict[str, Any]]:
+    """The tier's scopes that are no permission over data (offline_access, openid), with why, once each."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for o in outcomes:
+        alt = chosen.get(o.key)
+        if alt is None or o.grants is None:
+            continue
+        for t in token_scopes(o.grants, alt):
+            entry = out.setdefault((t["namespace"], t["scope"]), {**t, "accesses": []})
+            entry["accesses"].append(o.access.id)
+    return [out[k] for k in sorted(out)]
 
 
 def _identity_bucket(o: Outcome) -> str:

@@ -27,10 +27,11 @@ from ..diagnostics import Diagnostic
 from ..errors import InputError
 from ..manifest import InteractionProtocol
 from ..outputs.report import AccessRecord, Report
-from ..specs.model import SpecIndex
+from ..specs.model import SpecIndex, SpecKind
+from . import stepup
 from ._auth import jwt_claims
 from ._source import DEFAULT_LIMITS, EvidenceLimits
-from .drafting import summary_diagnostics
+from .drafting import summary_diagnostics, unresolved_diagnostics
 from .hosts import _norm_prefix
 from .match import matcher_for
 from .model import EvidenceSummary, ObservedCall, strip_url
@@ -44,6 +45,7 @@ from .rules import (
     UNDECLARED_HOST,
     UNUSED_ACCESS,
 )
+from .stepup import StepUp
 
 __all__ = ["EXIT_UNDECLARED", "AuditResult", "audit", "token_scopes"]
 
@@ -141,12 +143,14 @@ class _Auditor:
         self.rest: list[tuple[str, SpecIndex, tuple[str, ...]]] = []
         self.mcp: set[str] = set()
         self.observed: dict[str, int] = {}
-        self.undeclared: dict[tuple[str, str, str], list[Any]] = {}
+        self.undeclared: dict[tuple[str, str, str, str, str], list[Any]] = {}
         self.bad_hosts: dict[str, list[Any]] = {}
         #: Calls beyond the listed undeclared calls and hosts: counted only.
         self.more_calls = 0
         self.more_host_calls = 0
         self.calls = 0
+        #: (access ids, call, what its answer said it needs): checked against the card's tiers (stepup).
+        self.step_ups: list[tuple[list[str], ObservedCall, StepUp]] = []
         for a in report.accesses:
             t = a.target
             if a.spec_url and isinstance(t, Mapping) and isinstance(t.get("key"), str):
@@ -182,22 +186,42 @@ class _Auditor:
                 self.more_host_calls += 1
                 return
             if hit is None:
-                hit = self.bad_hosts[host] = [0, call]
+                hit = self.bad_hosts[host] = [0, call, []]
             hit[0] += 1
+            if call.site and len(hit[2]) < 1000:
+                hit[2].append(call.site)
             return
         if call.unreadable:
             # Read in part (its host only): it cannot be shown to be declared, so it is not (fail closed).
             self._undeclared(call, "")
             return
-        if call.tool:
-            key = (_norm(call.url), call.tool)
-            ids = self.declared.get(key) or self._mcp_declared(call)
+        if call.via == "a2a":
+            ids = [i for (url, _key), ids in self.declared.items() if _norm(url) == _norm(call.url) for i in ids]
             if ids:
                 self._seen(ids)
             else:
                 self._undeclared(call, "")
             return
+        if call.tool:
+            key = (_norm(call.url), call.tool)
+            ids = self.declared.get(key) or self._mcp_declared(call)
+            if ids:
+                self._seen(ids, call)
+            else:
+                self._undeclared(call, "")
+            return
         found = ""
+        if call.operation:
+            # The code names the operation (a Discovery method id, a GitHub operationId): looked up by name.
+            for spec_url, index, _bases in self.rest:
+                hits = index.by_operation_id.get(call.operation, ())
+                if len(hits) != 1:
+                    continue
+                accesses = self.declared.get((spec_url, hits[0].key))
+                if accesses:
+                    self._seen(accesses)
+                    return
+                found = found or f"{call.operation} of {spec_url}"
         for spec_url, index, bases in self.rest:
             if not any(call.url.startswith(b.rstrip("/")) for b in bases):
                 continue
@@ -211,7 +235,7 @@ class _Auditor:
                 continue
             accesses = self.declared.get((spec_url, m.entry.key))
             if accesses:
-                self._seen(accesses)
+                self._seen(accesses, call)
                 return
             found = found or f"{m.entry.operation_id or m.entry.key} of {spec_url}"
         self._undeclared(call, found)
@@ -222,12 +246,15 @@ class _Auditor:
             i for (url, key), ids in self.declared.items() if _norm(url) == server and key == call.tool for i in ids
         ]
 
-    def _seen(self, ids: Sequence[str]) -> None:
+    def _seen(self, ids: Sequence[str], call: ObservedCall | None = None) -> None:
         for i in ids:
             self.observed[i] = self.observed.get(i, 0) + 1
+        if call is not None and call.step_up is not None and len(self.step_ups) < _MAX_LISTED:
+            self.step_ups.append((list(ids), call, call.step_up))
 
     def _undeclared(self, call: ObservedCall, operation: str) -> None:
-        key = (call.method, call.url, call.tool)
+        # A call site of code is a finding of its own (its file:line is where to fix it).
+        key = (call.method, call.url, call.tool, call.operation, call.site)
         hit = self.undeclared.get(key)
         if hit is None:
             if len(self.undeclared) >= _MAX_LISTED:
@@ -265,14 +292,17 @@ def audit(
     card: str | os.PathLike[str] | Card,
     evidence: Iterable[str | os.PathLike[str]],
     *,
+    code: Sequence[str | os.PathLike[str]] = (),
     granted: Sequence[str] | None = None,
     token: str | os.PathLike[str] | None = None,
     settings: Settings | None = None,
     engine: Any = None,
     limits: EvidenceLimits = DEFAULT_LIMITS,
 ) -> AuditResult:
-    """Audit ``card`` against evidence files; ``granted`` scopes or a ``token`` file for the grant check."""
+    """Audit ``card`` against evidence files and the calls of source code (``code``: files or directories, read
+    statically); ``granted`` scopes or a ``token`` file for the grant check."""
     from ..derive import Engine  # noqa: PLC0415
+    from .code import CodeRead, read_code  # noqa: PLC0415
 
     if granted is not None and token is not None:
         raise InputError("give granted scopes or a token, not both")
@@ -286,7 +316,17 @@ def audit(
         summaries: list[EvidenceSummary] = []
         for call in iter_calls(evidence, on_summary=summaries.append, limits=limits):
             a.add(call)
-        diags = [*summary_diagnostics(summaries), *_findings(a, report)]
+        info = CodeRead()
+        if code:
+            for call in read_code(code, info):
+                a.add(call)
+            summaries.extend(info.summaries)
+        diags = [
+            *summary_diagnostics(summaries),
+            *unresolved_diagnostics(info.unresolved),
+            *_findings(a, report),
+            *_step_up_findings(a, report),
+        ]
         needed = _needed(report, a.observed)
         if scopes is not None:
             if token is not None:
@@ -315,13 +355,14 @@ def audit(
 
 def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for host, (count, call) in sorted(a.bad_hosts.items()):
+    for host, (count, call, sites) in sorted(a.bad_hosts.items()):
+        at = f" at {sites[0]}" if sites and sites[0] not in call.label else ""
         out.append(
             UNDECLARED_HOST(
                 "",
-                f"{count} call(s) to {host}, which the card names nowhere (first: {call.label})",
+                f"{count} call(s) to {host}, which the card names nowhere (first: {call.label}{at})",
                 hint="declare the accesses to this host, or find out why the agent calls it",
-                data={"host": host, "count": count, "call": call.label},
+                data={"host": host, "count": count, "call": call.label, "sites": list(sites), **_where(call)},
             )
         )
     if a.more_host_calls:
@@ -334,12 +375,13 @@ def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
                 data={"host": None, "count": a.more_host_calls, "call": None, "listed": _MAX_LISTED},
             )
         )
-    for (_method, _url, tool), (count, call, operation) in a.undeclared.items():
+    for (_method, _url, tool, _op, _site), (count, call, operation) in a.undeclared.items():
         what = f" ({operation})" if operation else ""
+        at = f" at {call.site}" if call.site and call.site not in call.label else ""
         out.append(
             UNDECLARED_CALL(
                 "",
-                f"{call.label}{what}: {count} call(s) that no access of the card declares",
+                f"{call.label}{at}{what}: {count} call(s) that no access of the card declares",
                 hint="declare an access for it (ramscope draft writes one), or stop the agent making it",
                 data={
                     "call": call.label,
@@ -348,6 +390,7 @@ def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
                     "tool": tool or None,
                     "operation": operation or None,
                     "count": count,
+                    **_where(call),
                 },
             )
         )
@@ -380,6 +423,32 @@ def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+def _where(call: ObservedCall) -> dict[str, Any]:
+    """A code call's site, for the finding's data (SARIF puts the finding on that line)."""
+    return {"site": call.site, "file": call.source, "line": call.entry} if call.site else {}
+
+
+def _step_up_findings(a: _Auditor, report: Report) -> list[Diagnostic]:
+    """What the servers' answers said the observed calls need, held against the tier of each access."""
+    if not a.step_ups:
+        return []
+    tiers: dict[str, set[str]] = {}
+    hierarchies: dict[str, Mapping[str, Sequence[str]]] = {}
+    for rec in report.accesses:
+        tier = report.tiers.get(rec.necessity) or report.tiers.get("REQUIRED")
+        ident = tier.identities.get(rec.identity) if tier is not None else None
+        # The tier's set for the access's identity, and the access's own choice (an access whose identity
+        # the card leaves unspecified is in no identity's tier).
+        tiers[rec.id] = (set(ident.scopes) if ident is not None else set()) | set(rec.scopes or ())
+        if rec.spec_url and isinstance(rec.target, Mapping) and rec.target.get("tool"):
+            # The server's documented scope hierarchy (GitHub's repo includes security_events), if any.
+            loaded = a.engine.load(rec.spec_url, SpecKind.MCP)
+            cat = loaded.index.extra.get("mcp_catalog") if loaded.index is not None else None
+            if isinstance(cat, Mapping) and isinstance(cat.get("hierarchy"), Mapping):
+                hierarchies[rec.id] = cat["hierarchy"]
+    return stepup.findings(a.step_ups, tiers, hierarchies)
 
 
 def _needed(report: Report, observed: Mapping[str, int]) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
 """HAR 1.2 (browsers, Dev Proxy, mitmproxy, Charles): streamed, one entry at a time.
 
 The file is walked as parser events (ijson, its C backend): only the fields a call needs are
-kept, bodies and response headers are passed over without being built, so a 1 GB HAR costs the
-memory of one entry's small fields. Header values reach :mod:`._auth` to be classified, and go.
+kept, bodies and response headers are passed over without being built (but the few a step-up is
+read from, :mod:`.stepup`), so a 1 GB HAR costs the memory of one entry's small fields. Header
+values reach :mod:`._auth` to be classified, and go.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, BinaryIO
 import ijson
 
 from ..errors import InputError
+from . import stepup
 from ._auth import Credentials
 from ._source import DEFAULT_LIMITS, EvidenceLimits
 from .model import AuthKind, EvidenceFormat, ObservedCall, Principal, http_method, origin_of, strip_url
@@ -26,15 +28,19 @@ _REQ = _ENTRY + ".request"
 
 class _Entry:
     __slots__ = (
+        "answer",
         "creds",
         "hidden",
         "hname",
         "host",
         "hvalue",
         "in_cookies",
+        "mcp",
         "method",
         "qname",
         "qvalue",
+        "rname",
+        "rvalue",
         "started",
         "status",
         "url",
@@ -55,6 +61,10 @@ class _Entry:
         #: A header or query name was over the bound: what credential the request carried is unknown.
         self.hidden = False
         self.in_cookies = False
+        #: Response headers a step-up is read from (stepup.INTERESTING_HEADERS), and the MCP request headers.
+        self.rname = self.rvalue = ""
+        self.answer: dict[str, list[str]] = {}
+        self.mcp: dict[str, str] = {}
 
 
 def read_har(
@@ -110,12 +120,23 @@ def read_har(
                     entry.qname = value
                 elif code == _QVALUE:
                     entry.qvalue = value
+                elif code == _RNAME:
+                    entry.rname = value
+                elif code == _RVALUE:
+                    entry.rvalue = value
             elif event == "end_map":
                 if code == _HEADER:
                     if entry.hname.lower() in {"host", ":authority"} and len(entry.hvalue) <= 1024:
                         entry.host = entry.hvalue
                     entry.creds.header(entry.hname, entry.hvalue)
+                    if entry.hname.lower() in _MCP_HEADERS and len(entry.hvalue) <= cap:
+                        entry.mcp[entry.hname.lower()] = entry.hvalue
                     entry.hname = entry.hvalue = ""
+                elif code == _RHEADER:
+                    name = entry.rname.lower()
+                    if name in stepup.INTERESTING_HEADERS and len(entry.answer.get(name, ())) < 8:
+                        entry.answer.setdefault(name, []).append(entry.rvalue[:4096])
+                    entry.rname = entry.rvalue = ""
                 elif code == _QUERY:
                     entry.creds.query(entry.qname, entry.qvalue)
                     entry.qname = entry.qvalue = ""
@@ -180,6 +201,9 @@ def _events(stream: BinaryIO) -> Iterator[tuple[str, str, Any]]:
 (_LOG, _BOUNDARY, _METHOD, _URL, _STARTED, _STATUS, _HNAME, _HVALUE, _HEADER, _QNAME, _QVALUE, _QUERY, _COOKIE) = range(
     13
 )
+_RNAME, _RVALUE, _RHEADER = range(13, 16)
+#: MCP Streamable HTTP (2026-07-28) names the JSON-RPC method and the tool in request headers.
+_MCP_HEADERS = frozenset({"mcp-method", "mcp-name"})
 #: The parser prefixes a call is made of, and what each is.
 _ACTIONS = {
     "log.entries": _LOG,
@@ -195,6 +219,9 @@ _ACTIONS = {
     _REQ + ".queryString.item.value": _QVALUE,
     _REQ + ".queryString.item": _QUERY,
     _REQ + ".cookies.item": _COOKIE,
+    _ENTRY + ".response.headers.item.name": _RNAME,
+    _ENTRY + ".response.headers.item.value": _RVALUE,
+    _ENTRY + ".response.headers.item": _RHEADER,
 }
 #: Strings longer than the field bound are not kept whole (a header value is only classified).
 _CAPPED = frozenset({_METHOD, _URL, _HNAME, _QNAME})
@@ -243,14 +270,18 @@ def _finish(e: _Entry, label: str, n: int, stats: ReadStats, cap: int) -> Observ
     if e.hidden:
         auth, principal = AuthKind.UNKNOWN, Principal.UNKNOWN
     stats.calls += 1
+    # An MCP tools/call over Streamable HTTP names its tool in Mcp-Name: a call of that tool on that server.
+    tool = e.mcp.get("mcp-name", "").strip() if e.mcp.get("mcp-method") == "tools/call" else ""
     return ObservedCall(
         time=e.started,
-        method=method,
+        method="tools/call" if tool else method,
         url=url,
         status=e.status,
         auth=auth,
         principal=principal,
+        tool=tool,
         fmt=EvidenceFormat.HAR,
         source=label,
         entry=n,
+        step_up=stepup.from_headers(e.answer, e.status) if e.answer else None,
     )

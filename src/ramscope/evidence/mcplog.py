@@ -9,16 +9,20 @@ What MCP proxies and inspectors log, one message a line::
 The message may also be the line itself (``jsonrpc`` at the top) or a batch (a list). The server
 URL is read from ``server`` / ``server_url`` / ``serverUrl`` / ``url`` / ``endpoint``; ``headers``
 (the request's, optional) tell the credential kind, then go. Each ``tools/call`` request is one
-call; a ``tools/list`` result seen earlier supplies the tool's ``destructiveHint``. Arguments and
-results are never kept.
+call; a ``tools/list`` result seen earlier supplies the tool's ``destructiveHint``. The answer to a
+call (by JSON-RPC id, or a bare HTTP answer line to the server's latest call) gives its ``status``
+and what a step-up said the tool needs (:mod:`.stepup`). Arguments and results are never kept.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
+from . import stepup
 from ._auth import Credentials
 from ._lines import json_documents
 from ._source import DEFAULT_LIMITS, EvidenceLimits
@@ -39,6 +43,7 @@ def read_mcp_log(
     hints: dict[str, dict[str, bool]] = {}
     room = [MAX_HINTS]
     n = 0
+    answers = _Answers()
     for line in json_documents(stream, label, stats, limits):
         n += 1
         if not isinstance(line, dict):
@@ -47,7 +52,9 @@ def read_mcp_log(
         server, server_long = _server(line, limits)
         messages = _messages(line)
         if messages is None:
-            stats.skip("no JSON-RPC message")
+            if not answers.answer(line, None, server):
+                stats.skip("no JSON-RPC message")
+            yield from answers.ready()
             continue
         for msg in messages:
             if not isinstance(msg, dict):
@@ -56,9 +63,52 @@ def read_mcp_log(
             if msg.get("method") == "tools/call":
                 call = _call(line, msg, server, server_long, hints, label, n, stats, limits)
                 if call is not None:
-                    yield call
-            elif server and not server_long and isinstance(msg.get("result"), dict):
-                _note_tools(msg["result"], hints.setdefault(server, {}), limits, room)
+                    answers.wait(call, msg.get("id"))
+            elif "method" not in msg:
+                answers.answer(line, msg, server)
+                if server and not server_long and isinstance(msg.get("result"), dict):
+                    _note_tools(msg["result"], hints.setdefault(server, {}), limits, room)
+        yield from answers.ready()
+    yield from answers.ready(final=True)
+
+
+class _Answers:
+    """Calls waiting for their answer (a step-up challenge or ``_meta["mcp/www_authenticate"]`` says what the
+    tool needs), yielded in the log's order: a call leaves once answered, or when too many wait."""
+
+    _MAX_WAITING = 10_000
+
+    def __init__(self) -> None:
+        self.queue: deque[list[Any]] = deque()
+        self.by_id: dict[tuple[str, str], list[Any]] = {}
+
+    def wait(self, call: ObservedCall, rid: Any) -> None:
+        item: list[Any] = [call, False]
+        self.queue.append(item)
+        if isinstance(rid, str | int) and not isinstance(rid, bool):
+            self.by_id[(call.url, str(rid))] = item
+        else:
+            item[1] = True  # no id: no answer can be matched to it
+
+    def answer(self, line: Mapping[str, Any], msg: Mapping[str, Any] | None, server: str | None) -> bool:
+        """Match an answer to its call (by id; a bare HTTP answer to the server's latest call); False if none."""
+        if server is None:
+            return False
+        rid = msg.get("id") if msg is not None else None
+        item = self.by_id.pop((server, str(rid)), None) if isinstance(rid, str | int) else None
+        if item is None and msg is None:
+            item = next((i for i in reversed(self.queue) if not i[1] and i[0].url == server), None)
+        if item is None:
+            return False
+        step, status = stepup.from_log_line(line, msg)
+        call: ObservedCall = item[0]
+        item[0] = replace(call, status=status if status is not None else call.status, step_up=step or call.step_up)
+        item[1] = True
+        return True
+
+    def ready(self, *, final: bool = False) -> Iterator[ObservedCall]:
+        while self.queue and (final or self.queue[0][1] or len(self.queue) > self._MAX_WAITING):
+            yield self.queue.popleft()[0]
 
 
 def _server(line: Mapping[str, Any], limits: EvidenceLimits) -> tuple[str | None, bool]:

@@ -10,9 +10,13 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urlsplit
 
 from .redact import redact_path
+
+if TYPE_CHECKING:
+    from .stepup import StepUp
 
 __all__ = [
     "AuthKind",
@@ -87,6 +91,9 @@ class ObservedCall:
     #: Code: the spec the code itself names for the call, when it does (a Discovery document's URL for
     #: ``build("gmail", "v1")``, an OpenAPI toolset's spec), else "" (the host index decides).
     spec: str = ""
+    #: What the server's answer said the call needs (a 403 insufficient_scope challenge, a tool result's
+    #: ``_meta["mcp/www_authenticate"]``, GitHub's accepted-scopes headers): :mod:`.stepup`.
+    step_up: StepUp | None = None
     #: Why the entry could not be read whole (a URL or field over the bound, a method that is no HTTP
     #: token, no absolute URL but a ``Host`` header), else "". Such a call is known by its host only
     #: (``url`` is ``scheme://host/``): it is never matched to an operation, so ``audit`` holds it
@@ -148,6 +155,8 @@ class UnresolvedCall:
     reason: str
     #: The call as written, shortened and made safe to show (:func:`ramscope._text`).
     text: str = ""
+    #: What the code does name of the call, when it names some (an MCP tool on a server whose URL is not known).
+    operation: str = ""
 
     @property
     def site(self) -> str:

@@ -198,6 +198,10 @@ def _dict(v: Any) -> Mapping[str, Any]:
     return v if isinstance(v, Mapping) else {}
 
 
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
 def _accesses(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [a for a in report.get("accesses") or [] if isinstance(a, Mapping)]
 
@@ -454,6 +458,102 @@ def _no_admin_consent(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
             )
 
 
+def _cost_matches(cost: Mapping[str, Any], globs: Any) -> list[str]:
+    """The cost's class and triggers that a ``forbidden-costs`` glob matches."""
+    names = [str(t) for t in _list(cost.get("triggers")) if isinstance(t, str)]
+    if isinstance(cost.get("class"), str):
+        names.append(str(cost["class"]))
+    return [n for n in dict.fromkeys(names) if globs.first(n) is not None]
+
+
+def _forbidden_costs(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
+    globs = rule.glob_set("costs")
+    for a in _accesses(report):
+        aid = str(a.get("id"))
+        costs = a.get("costs")
+        if not isinstance(costs, list):
+            if a.get("scopes") and rule["on_unknown"] != "ignore":
+                # An older report, or one without cost data: not knowing is not passing.
+                yield _Hit(
+                    f"access {aid!r}: the report does not say what its scopes cost",
+                    access=aid,
+                    severity=rule["on_unknown"],
+                    details={"unknown": True},
+                )
+            continue
+        for c in [*(_dict(x) for x in costs), _dict(a.get("operation_cost"))]:
+            if not c:
+                continue
+            what = str(c.get("scope") or c.get("operation") or "")
+            if c.get("triggers") is None:
+                if rule["on_unknown"] != "ignore":
+                    yield _Hit(
+                        f"access {aid!r} is granted {what!r}, whose cost no provider page classes "
+                        f"({c.get('reason') or 'unclassified'})",
+                        access=aid,
+                        scope=what,
+                        severity=rule["on_unknown"],
+                        details={"scope": what, "unknown": True},
+                    )
+                continue
+            hit = _cost_matches(c, globs)
+            if hit:
+                yield _Hit(
+                    f"access {aid!r} is granted {what!r}, which costs {', '.join(hit)} "
+                    f"({c.get('provider')}: {c.get('class')}; {c.get('source')})",
+                    access=aid,
+                    scope=what,
+                    details={"scope": what, "costs": hit, "class": c.get("class"), "source": c.get("source")},
+                )
+    tiers = _dict(report.get("tiers"))
+    for req in facts.tier_requests(report):
+        if req.kind != "scope":
+            continue
+        perm = next(
+            (
+                _dict(p)
+                for p in _list(_dict(_dict(tiers.get(req.tier)).get(req.identity)).get("permissions"))
+                if _dict(p).get("scope") == req.name
+            ),
+            {},
+        )
+        cost = _dict(perm.get("cost"))
+        if cost.get("triggers") is None:
+            if rule["on_unknown"] != "ignore":
+                yield _tier_hit(
+                    req,
+                    f"requests {req.name!r}, whose cost the report does not give",
+                    {"scope": req.name, "unknown": True},
+                    severity=rule["on_unknown"],
+                )
+            continue
+        hit = _cost_matches(cost, globs)
+        if hit:
+            yield _tier_hit(
+                req, f"requests {req.name!r}, which costs {', '.join(hit)}", {"scope": req.name, "costs": hit}
+            )
+
+
+def _needs_admin(p: Mapping[str, Any]) -> bool:
+    return p.get("admin_consent") is True or "admin-consent" in _list(_dict(p.get("cost")).get("triggers"))
+
+
+def _max_admin_consent(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
+    limit = rule["max"]
+    tier = _dict(_dict(report.get("tiers")).get(rule["tier"]))
+    idents = facts.IDENTITIES if rule["identity"] == "ANY" else (rule["identity"],)
+    for ident in idents:
+        perms = [_dict(p) for p in _list(_dict(tier.get(ident)).get("permissions"))]
+        admin = sorted({str(p["scope"]) for p in perms if isinstance(p.get("scope"), str) and _needs_admin(p)})
+        if len(admin) > limit:
+            yield _Hit(
+                f"the {rule['tier']} tier for {ident} requests {len(admin)} permission(s) an administrator "
+                f"must consent to, more than {limit}: {', '.join(admin)}",
+                tier=rule["tier"],
+                details={"tier": rule["tier"], "identity": ident, "admin_consent": admin, "max": limit},
+            )
+
+
 def _complete_derivation(rule: Rule, report: Mapping[str, Any]) -> Iterator[_Hit]:
     if _dict(report.get("card")).get("valid") is False:
         yield _Hit("the card is invalid (see `ramscope validate`)")
@@ -506,6 +606,8 @@ _CHECKERS: Mapping[str, _Checker] = {
     "confirm-writes": _confirm_writes,
     "allowed-third-parties": _allowed_third_parties,
     "no-admin-consent": _no_admin_consent,
+    "forbidden-costs": _forbidden_costs,
+    "max-admin-consent": _max_admin_consent,
     "complete-derivation": _complete_derivation,
     "max-a2a-depth": _max_a2a_depth,
 }

@@ -27,6 +27,8 @@ RANK_RULE = (
     "least-privileged first, on the OPTIONAL tier: complete derivations before incomplete ones; then the "
     "smaller combined blast radius (END_USER + AGENT); then fewer write/destructive accesses without "
     "confirmation; then fewer write/destructive accesses; then fewer scopes needing admin consent; then "
+    "fewer cost triggers (Google's verification and security assessment, admin consent, Marketplace "
+    "ineligibility, a provider's review; a scope whose cost is unclassified or unknown counts as one); then "
     "fewer third-party egresses; then fewer scopes and credentials; then the card's name"
 )
 
@@ -76,10 +78,29 @@ def _tier_facts(report: Mapping[str, Any], tier_name: str) -> dict[str, Any]:
             "hitl_coverage": None if not mutating else round((mutating - len(unconfirmed)) / mutating, 3),
             "admin_consent": sorted(admin) if admin_known else None,
             "incomplete_accesses": list(it.get("incomplete_accesses") or []),
+            **_tier_costs(it),
         }
     out["third_party_egress"] = list(tier.get("acknowledgments") or [])
     out["complete"] = tier.get("complete") is not False
     return out
+
+
+def _tier_costs(it: Mapping[str, Any]) -> dict[str, Any]:
+    """What the tier's permissions cost: the trigger names (``cost_triggers``) and how many of its
+    scopes no provider page classes; both ``None`` when the report does not say (an older report)."""
+    costs = it.get("costs")
+    if not isinstance(costs, Mapping):
+        unknown = None if it.get("scopes") else 0
+        return {"cost_triggers": None if unknown is None else [], "cost_unclassified": unknown}
+    triggers = sorted({str(t.get("trigger")) for t in costs.get("triggers") or [] if isinstance(t, Mapping)})
+    unclassified = len([u for u in costs.get("unclassified") or [] if isinstance(u, Mapping)])
+    return {"cost_triggers": triggers, "cost_unclassified": unclassified}
+
+
+def _cost_count(x: Mapping[str, Any]) -> int:
+    if x["cost_triggers"] is None:
+        return 1
+    return len(x["cost_triggers"]) + int(x["cost_unclassified"] or 0)
 
 
 def _card(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -101,6 +122,7 @@ def _rank_key(entry: Mapping[str, Any]) -> tuple[Any, ...]:
         ),
         # Unknown admin consent counts as one: not knowing is not better than a known need.
         sum(len(x["admin_consent"]) if x["admin_consent"] is not None else 1 for x in both),
+        sum(_cost_count(x) for x in both),
         len(opt["third_party_egress"]),
         sum(len(x["scopes"]) + len(x["credentials"]) for x in both),
         str(entry["card"]["name"] or entry["card"]["source"] or ""),
@@ -134,8 +156,9 @@ def compare_reports(reports: Sequence[Mapping[str, Any]], *, rank: bool = False)
                 "unconfirmed_writes": key[2],
                 "writes": key[3],
                 "admin_consent": key[4],
-                "third_party_egress": key[5],
-                "scopes_and_credentials": key[6],
+                "costs": key[5],
+                "third_party_egress": key[6],
+                "scopes_and_credentials": key[7],
             }
             entries.append(e)
         out["rank_rule"] = RANK_RULE
@@ -147,12 +170,19 @@ def _n(v: Any) -> str:
     return "?" if v is None else str(v)
 
 
+def _costs_cell(x: Mapping[str, Any]) -> str:
+    if x["cost_triggers"] is None:
+        return "?"
+    cell = ",".join(x["cost_triggers"]) or "-"
+    return cell + (f" (+{x['cost_unclassified']} unclassified)" if x["cost_unclassified"] else "")
+
+
 def render_compare_text(data: Mapping[str, Any]) -> str:
     lines: list[str] = []
     if data.get("ranked"):
         lines.append(f"rank: {data['rank_rule']}")
         lines.append("")
-    header = ("tier", "identity", "scopes", "blast", "w/d/?", "unconfirmed", "HITL", "admin", "3P", "unknown")
+    header = ("tier", "identity", "scopes", "blast", "w/d/?", "unconfirmed", "HITL", "admin", "costs", "3P", "unknown")
     for e in data["cards"]:
         title = for_terminal(str(e["card"]["name"] or e["card"]["source"]))
         prefix = f"#{e['rank']} " if "rank" in e else ""
@@ -175,6 +205,7 @@ def render_compare_text(data: Mapping[str, Any]) -> str:
                         str(len(x["unconfirmed_writes"])),
                         "-" if x["hitl_coverage"] is None else f"{round(100 * x['hitl_coverage'])}%",
                         _n(len(x["admin_consent"]) if x["admin_consent"] is not None else None),
+                        _costs_cell(x),
                         str(len(tier["third_party_egress"])),
                         str(len(x["incomplete_accesses"])),
                     )
@@ -184,6 +215,7 @@ def render_compare_text(data: Mapping[str, Any]) -> str:
         lines.append("")
     lines.append(
         "blast: operations the tier's scopes authorize ((u): across the authorization server's universe); "
-        "scopes: scopes and credentials; w/d/?: write, destructive and unknown-effect accesses; admin ?: not known"
+        "scopes: scopes and credentials; w/d/?: write, destructive and unknown-effect accesses; admin ?: not known; "
+        "costs: what requesting the tier's scopes triggers (?: not known)"
     )
     return "\n".join(lines) + "\n"

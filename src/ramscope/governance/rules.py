@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from .._parse import read_bytes
-from ..errors import InputError
+from .._parse import check_depth, read_bytes
+from ..errors import InputError, LimitError
 from .globs import GlobSet
 
 __all__ = ["KINDS", "SEVERITIES", "Rule", "RuleSet", "Waiver", "card_paths", "load_rules", "parse_rules"]
@@ -104,6 +104,19 @@ KINDS: Mapping[str, tuple[str, Mapping[str, _Param]]] = {
         "No access needs a permission that only an administrator can grant.",
         {"on_unknown": _Param(str, default="warning", choices=(*SEVERITIES, "ignore"))},
     ),
+    "forbidden-costs": (
+        "No access may be granted a permission whose cost (the provider's class, or what requesting it "
+        "triggers: google-security-assessment, admin-consent, marketplace-ineligible ...) matches these globs.",
+        {"costs": _globs(required=True), "on_unknown": _Param(str, default="warning", choices=(*SEVERITIES, "ignore"))},
+    ),
+    "max-admin-consent": (
+        "A cumulative tier requests at most this many permissions an administrator must consent to.",
+        {
+            "max": _Param(int, required=True),
+            "tier": _Param(str, default="OPTIONAL", choices=_TIER_VALUES),
+            "identity": _Param(str, default="ANY", choices=_IDENTITY_VALUES),
+        },
+    ),
     "complete-derivation": (
         "Every access's permissions were determined (and every delegated agent's footprint), and the card is valid.",
         {},
@@ -113,6 +126,10 @@ KINDS: Mapping[str, tuple[str, Mapping[str, _Param]]] = {
         {"max": _Param(int, required=True)},
     ),
 }
+
+
+#: Top-level shorthands for the cost rules: key -> the rule kind's parameter its value is.
+_SHORTHANDS: Mapping[str, str] = {"forbidden-costs": "costs", "max-admin-consent": "max"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,15 +250,42 @@ def card_paths(source: str, base_dir: str | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+#: The deepest a rules document may nest: rules are tables of lists of strings (depth 4 at most);
+#: anything deeper is a mistake or an attack, refused before any walk or encoder recurses into it.
+MAX_RULES_DEPTH = 16
+
+
+def loads_rules(text: str, *, source: str = "<rules>") -> dict[str, Any]:
+    """The TOML text of a rules file as its tables; :class:`InputError` for anything unreadable,
+    nested too deeply (inline arrays and tables) included, never a RecursionError."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not a TOML rules file: {exc}", source=source) from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively: a few thousand "[" is enough.
+        raise InputError("not a TOML rules file: nested too deeply", source=source) from None
+    check_rules_depth(doc, source)
+    return doc
+
+
+def check_rules_depth(doc: Any, source: str) -> None:
+    """Refuse rules nested deeper than :data:`MAX_RULES_DEPTH` (TOML or the same tables as JSON)."""
+    try:
+        check_depth(doc, MAX_RULES_DEPTH, source)
+    except LimitError:
+        raise InputError(
+            f"not a rules file: nested deeper than {MAX_RULES_DEPTH} levels (rules are tables of lists)", source=source
+        ) from None
+
+
 def load_rules(path: str | os.PathLike[str]) -> RuleSet:
     data, label = read_bytes(path, max_bytes=4 * 1024 * 1024)
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"not a TOML rules file: {exc}", source=label) from None
-    except RecursionError:
-        # tomllib parses nested arrays and inline tables recursively: a few thousand "[" is enough.
-        raise InputError("not a TOML rules file: nested too deeply", source=label) from None
+    doc = loads_rules(text, source=label)
     return parse_rules(doc, source=label, base_dir=os.path.dirname(os.path.abspath(path)))
 
 
@@ -249,21 +293,24 @@ def parse_rules(doc: Mapping[str, Any], *, source: str = "<rules>", base_dir: st
     def bad(where: str, what: str) -> InputError:
         return InputError(what, source=source, pointer=where)
 
-    unknown = sorted(set(doc) - {"version", "rule", "waiver"})
+    unknown = sorted(set(doc) - {"version", "rule", "waiver", *_SHORTHANDS})
     if unknown:
         raise bad(f"/{unknown[0]}", f"unknown key {unknown[0]!r}; expected 'version', 'rule' and 'waiver'")
     version = doc.get("version", 1)
     if version != 1:
         raise bad("/version", f"rules file version {version!r} is not supported; expected 1")
     raw_rules = doc.get("rule", [])
-    if not isinstance(raw_rules, list) or not raw_rules:
+    if not isinstance(raw_rules, list) or not (raw_rules or any(k in doc for k in _SHORTHANDS)):
         raise bad("/rule", "expected at least one [[rule]] table")
+    # ``forbidden-costs = [...]`` / ``max-admin-consent = N`` at the top: one rule of that kind each.
+    tables = [(f"/rule/{i}", raw) for i, raw in enumerate(raw_rules)]
+    tables += [(f"/{k}", {"kind": k, param: doc[k]}) for k, param in _SHORTHANDS.items() if k in doc]
     rules: list[Rule] = []
     seen: set[str] = set()
-    for i, raw in enumerate(raw_rules):
-        rule = _parse_rule(raw, f"/rule/{i}", bad)
+    for where, raw in tables:
+        rule = _parse_rule(raw, where, bad)
         if rule.id in seen:
-            raise bad(f"/rule/{i}/id", f"rule id {rule.id!r} is used twice; give each rule its own id")
+            raise bad(f"{where}/id", f"rule id {rule.id!r} is used twice; give each rule its own id")
         seen.add(rule.id)
         rules.append(rule)
     waivers: list[Waiver] = []

@@ -151,7 +151,9 @@ def _place_tier_permissions(report: Report, resources: dict[str, dict[str, Any]]
                 placed = True
                 mine = [a.id for a in served if a.resource == rid]
                 if perm["scope"] is not None:
-                    _merge(r["permissions"], perm["scope"], perm, ident, necessity, mine)
+                    # Per grant, not per scope string: Graph's delegated and application Mail.Read are two
+                    # permissions (two namespaces), and only the application one needs an administrator.
+                    _merge(r["permissions"], f"{perm['namespace']}\x00{perm['scope']}", perm, ident, necessity, mine)
                 else:
                     key = f"{perm['namespace']}\x00{perm['scheme']}\x00{perm['type']}"
                     _merge(r["credentials"], key, perm, ident, necessity, mine)
@@ -175,6 +177,8 @@ def _merge(
             "description": perm["description"],
             "name": perm.get("name"),
             "admin_consent": bool(perm.get("admin_consent")),
+            # What the provider charges for it (its class, what requesting it triggers): the report's cost.
+            "cost": perm.get("cost"),
             "identities": [],
             "necessity": necessity,
             "accesses": [],
@@ -277,6 +281,7 @@ def _permission_rows(r: Mapping[str, Any]) -> list[dict[str, Any]]:
             label=p.get("name") or p["scope"],
             what=(p["description"] or "(no description)")
             + (" An administrator of your organisation must approve it." if p.get("admin_consent") else "")
+            + _cost_note(p.get("cost"))
             + (f" Warning: {p['warning']}" if p.get("warning") else ""),
         )
         for p in r["permissions"]
@@ -285,6 +290,23 @@ def _permission_rows(r: Mapping[str, Any]) -> list[dict[str, Any]]:
         dict(c, label=c["scheme"], what=f"a credential ({c['type']}), not an OAuth scope") for c in r["credentials"]
     ]
     return rows
+
+
+#: How the consent screen says a provider's class of a permission, for the person granting it.
+_CLASS_NOTE = {
+    "restricted": "Google classes it restricted: wide access to your data.",
+    "sensitive": "Google classes it sensitive.",
+    "marketplace-ineligible": "Slack does not list apps that ask for it in its Marketplace.",
+    "protected-customer-data-level-1": "It reads protected customer data (Shopify level 1).",
+    "protected-customer-data-level-2": "It reads protected customer data: names, addresses, phones, emails "
+    "(Shopify level 2).",
+}
+
+
+def _cost_note(cost: Any) -> str:
+    cls = cost.get("class") if isinstance(cost, Mapping) else None
+    note = _CLASS_NOTE.get(str(cls)) if cls else None
+    return f" {note}" if note else ""
 
 
 def render_markdown(data: Mapping[str, Any]) -> str:

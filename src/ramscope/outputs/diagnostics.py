@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .._text import for_terminal
 from .._version import __version__
 from ..card import Card
 from ..diagnostics import Diagnostic, Severity, all_rules, count_by_severity
-from .report import Report, StoredReport
+
+if TYPE_CHECKING:
+    from .report import Report, StoredReport
 
 __all__ = [
     "CardDiagnostics",
@@ -121,6 +123,9 @@ def is_failing(d: Finding) -> bool:
 
 
 def findings(report: Report | StoredReport) -> list[Finding]:
+    # The report model is not needed to validate a card (start-up, issue 36): imported when a report is read.
+    from .report import Report  # noqa: PLC0415
+
     if isinstance(report, Report):
         return [Finding.of(d, source) for d, source in report.diagnostics]
     diags = report.to_dict().get("diagnostics")

@@ -24,7 +24,15 @@ from ..errors import InputError
 from ..governance.facts import Effect, access_effect
 from .report import IDENTITIES, TIERS
 
-__all__ = ["check_report_shape", "diff_reports", "render_diff_text", "risk_line"]
+__all__ = [
+    "admin_diff",
+    "check_report_shape",
+    "diff_reports",
+    "render_admin_text",
+    "render_diff_text",
+    "report_difference",
+    "risk_line",
+]
 
 DIFF_VERSION = 1
 
@@ -83,6 +91,47 @@ def check_report_shape(doc: Mapping[str, Any], *, source: str = "") -> None:
     for i, a in enumerate(accesses):
         if a.get("scopes") is not None and not _strs(a["scopes"]):
             raise bad(f"/accesses/{i}/scopes", "scopes are not a list of strings")
+
+
+#: What two derivations of the same card, with the same options, specs and ramscope, may differ in:
+#: when and how a spec was obtained (fetched now or read from the cache or a cassette, and where that
+#: file is), the names the card and the policy were read by, the generator, and the diagnostics
+#: (said, never judged). Everything else, what ``check`` and ``diff`` judge included, must be equal.
+_VOLATILE: dict[str, frozenset[str]] = {
+    "": frozenset({"generator", "diagnostics"}),
+    "/card": frozenset({"source"}),
+    "/policy": frozenset({"source"}),
+    "/specs/*": frozenset({"fetched_at", "origin", "provenance"}),
+}
+
+
+def report_difference(saved: Any, fresh: Any, where: str = "") -> str | None:
+    """The JSON pointer of the first place a saved report says other than a fresh derivation of its
+    card, or ``None`` when they agree on everything but what :data:`_VOLATILE` names.
+
+    A saved report is a claim about a card; ``check`` and ``diff`` judge it only once it is shown to
+    be what the card derives (issue 30: a report with its scopes removed, card path and sha256 kept,
+    passed ``check``)."""
+    if isinstance(saved, dict) and isinstance(fresh, dict):
+        pattern = "/".join("*" if part.isdigit() else part for part in where.split("/"))
+        skip = _VOLATILE.get(pattern, frozenset())
+        for key in sorted((set(saved) | set(fresh)) - skip):
+            if key not in saved or key not in fresh:
+                return f"{where}/{key}"
+            found = report_difference(saved[key], fresh[key], f"{where}/{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(saved, list) and isinstance(fresh, list):
+        if len(saved) != len(fresh):
+            return where or "/"
+        for i, (a, b) in enumerate(zip(saved, fresh, strict=True)):
+            found = report_difference(a, b, f"{where}/{i}")
+            if found is not None:
+                return found
+        return None
+    # bool is an int to Python (True == 1): a report saying `true` where the card derives `1` differs.
+    return None if type(saved) is type(fresh) and saved == fresh else (where or "/")
 
 
 def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
@@ -304,4 +353,165 @@ def render_diff_text(d: Mapping[str, Any]) -> str:
         lines.append("new risks: review needed")
     else:
         lines.append("no new permissions")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- for administrators (diff --format admin)
+
+#: Where each provider's permissions are approved, as an administrator calls it.
+_TARGETS = {
+    "microsoft-graph": "Microsoft Entra (the app registration's API permissions)",
+    "google": "Google (the OAuth consent screen)",
+    "slack": "Slack (the app manifest)",
+    "github": "GitHub (the GitHub App's permissions)",
+    "hubspot": "HubSpot (the app's scopes in app-hsmeta.json)",
+    "atlassian": "Atlassian (the Forge manifest's or the OAuth 2.0 (3LO) app's scopes)",
+    "mcp": "MCP authorization servers (the agent's scope allowlist)",
+    "other": "other authorization servers (the agent's scope allowlist)",
+}
+
+
+def _reading(report: Mapping[str, Any]) -> Any:
+    from ..governance.export import read_report  # noqa: PLC0415 (only this diff reads reports as exporters do)
+
+    card = report.get("card")
+    if isinstance(card, Mapping) and card.get("valid") is not True:
+        # What an invalid card needs is unknown: nothing of it counts as approved before.
+        report = {**report, "card": {**card, "valid": True}, "tiers": {}, "accesses": []}
+    return read_report(report)
+
+
+def admin_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """What an administrator must newly approve between two reports, per target, with the plain diff beside.
+
+    A permission counts as approved before only if the old card's tiers asked for it (same identity,
+    scope and authorization server); one the old card asked for only in an optional tier and the new
+    one requires is said as such. An invalid old card approves nothing.
+    """
+    from ..governance.export.atlassian import product_of  # noqa: PLC0415
+    from ..governance.export.entra import needs_admin_consent  # noqa: PLC0415
+    from ..governance.export.google import scope_class  # noqa: PLC0415
+    from ..governance.export.hubspot import SCOPE_LISTS  # noqa: PLC0415
+    from ..governance.export.slack import is_bot_scope  # noqa: PLC0415
+
+    d = diff_reports(old, new)
+    before, after = _reading(old), _reading(new)
+    was = {(p.identity, p.scope, p.namespace, p.scheme): p for p in before.permissions}
+    items: dict[str, list[dict[str, Any]]] = {}
+    for p in after.permissions:
+        key = (p.identity, p.scope, p.namespace, p.scheme)
+        old_p = was.get(key)
+        if old_p is not None and (old_p.required or not p.required):
+            continue
+        change = "now required" if old_p is not None else "new"
+        entry: dict[str, Any] = {
+            "change": change,
+            "permission": p.name,
+            "scope": p.scope,
+            "identity": p.identity,
+            "tier": p.tier,
+            "accesses": list(p.accesses),
+            "authorization_server": p.namespace.split("#", 1)[0],
+        }
+        if p.scope is None:
+            entry["action"] = f"issue the agent its credential {p.scheme} ({p.type})"
+        elif p.provider == "microsoft-graph":
+            role = "application" in p.scheme
+            admin = role or needs_admin_consent(p)
+            kind = "application permission" if role else "delegated permission"
+            entry["action"] = (
+                f"grant admin consent for {p.name} ({kind})"
+                if admin
+                else f"add {p.name} ({kind}); each user consents at sign-in unless you grant it for all"
+            )
+            entry["admin_consent"] = admin
+        elif p.provider == "google":
+            cls = scope_class(p.scope)
+            entry["class"] = cls
+            entry["action"] = f"add {p.scope} to the consent screen" + (
+                "" if cls == "non-sensitive" else f" ({cls}: Google's verification may be needed before release)"
+            )
+        elif p.provider == "slack":
+            token = "bot" if is_bot_scope(p) else "user"
+            optional = "" if p.required else " optional"
+            entry["action"] = (
+                f"approve the{optional} {token} scope {p.scope}: the app must be reinstalled (or re-approved) in each "
+                "workspace"
+            )
+        elif p.provider == "github":
+            entry["action"] = f"each installation's owner must accept the new permission {p.scope}"
+        elif p.provider == "hubspot":
+            entry["action"] = f"add {p.scope} to the app's {SCOPE_LISTS[p.tier]} (app-hsmeta.json)"
+        elif p.provider == "atlassian":
+            product = product_of(p.scope) or "its product's"
+            entry["action"] = (
+                f"add {p.scope} to the Forge manifest's permissions.scopes (then `forge install --upgrade` on each "
+                f"site), or to the OAuth 2.0 (3LO) app's {product} API scopes in the developer console"
+            )
+        else:
+            entry["action"] = f"allow {p.scope} for the agent at {entry['authorization_server']}"
+        items.setdefault(p.provider, []).append(entry)
+    old_tools = {(a.server, a.tool) for a in before.in_tiers() if a.kind == "mcp" and a.complete}
+    tools = [
+        {"server": a.server, "tool": a.tool, "access": a.id, "tier": a.necessity, "asks_first": a.confirmation_required}
+        for a in after.in_tiers()
+        if a.kind == "mcp" and a.complete and a.tool and (a.server, a.tool) not in old_tools
+    ]
+    now = {(p.identity, p.scope, p.namespace, p.scheme) for p in after.permissions}
+    revoke = [
+        {"permission": p.name, "identity": p.identity, "provider": p.provider} for k, p in was.items() if k not in now
+    ]
+    return {
+        "admin_diff_version": 1,
+        "old": d["old"],
+        "new": d["new"],
+        "targets": {k: {"where": _TARGETS.get(k, k), "approve": v} for k, v in items.items()},
+        "gateway_tools": tools,
+        "no_longer_needed": revoke,
+        "complete": d["complete"],
+        "diff": d,
+    }
+
+
+def render_admin_text(a: Mapping[str, Any]) -> str:
+    """What an administrator must newly approve, in words, one target at a time."""
+    t = for_terminal
+    lines = [
+        "What an administrator must newly approve: "
+        f"{t(a['old'].get('source') or '')} -> {t(a['new'].get('source') or '')}"
+    ]
+    if a["old"].get("valid") is False:
+        lines.append("! the old card is invalid: nothing it asked for counts as approved before")
+    if a["new"].get("valid") is False:
+        lines.append("! the new card is invalid: nothing derived from it should be approved")
+    for target in a["targets"].values():
+        lines.append("")
+        lines.append(target["where"])
+        for e in target["approve"]:
+            served = ", ".join(t(x) for x in e["accesses"])
+            when = "required" if e["tier"] == "REQUIRED" else f"{e['tier'].lower()} tier"
+            why = " (now required; was optional)" if e["change"] == "now required" else ""
+            lines.append(f"  - {t(e['action'])}{why} [{when}, {e['identity']}; for {served or 'the tier'}]")
+    if a["gateway_tools"]:
+        lines.append("")
+        lines.append("MCP gateways (ToolHive, agentgateway): permit the new tools")
+        for tool in a["gateway_tools"]:
+            first = "; the agent asks the user first" if tool["asks_first"] else ""
+            lines.append(f"  - {t(tool['tool'])} on {t(tool['server'])} [{tool['tier'].lower()}{first}]")
+    if a["no_longer_needed"]:
+        lines.append("")
+        lines.append("No longer needed (can be revoked):")
+        lines += [f"  - {t(r['permission'])} ({r['identity']})" for r in a["no_longer_needed"]]
+    if not a["complete"]:
+        lines.append("")
+        lines.append("! incomplete: some permissions are unknown on one side; there may be more to approve")
+    lines.append("")
+    if a["new"].get("valid") is False:
+        lines.append("the new card is invalid: approve nothing derived from it")
+    elif a["targets"] or a["gateway_tools"]:
+        lines.append("approval needed")
+    elif a["diff"]["risks"]:
+        lines.append("nothing new to approve, but new risks: see `ramscope diff`")
+    else:
+        lines.append("nothing new to approve")
     return "\n".join(lines) + "\n"

@@ -115,6 +115,18 @@ class AccessRecord:
     #: What the provider says of the access that is no permission (an administrator is needed, a
     #: retired scope, least privilege not expressible in the token), each with its source.
     provider_notes: list[dict[str, Any]] = field(default_factory=list)
+    #: What is known of an incomplete access's need without being its answer: an MCP server's baseline
+    #: (``scopes_supported``), the least it needs, with what a reviewer should do; None otherwise.
+    floor: Mapping[str, Any] | None = None
+    #: Scopes of the choice that are no permission over data (``offline_access``: token lifetime,
+    #: ``openid``: sign-in), listed apart with why; never in ``scopes`` or the blast radius.
+    token_scopes: list[dict[str, Any]] = field(default_factory=list)
+    #: Per chosen scope, the provider's class of it and what requesting it triggers
+    #: (``ramscope.providers.costs``); ``None`` when the access is incomplete.
+    costs: list[dict[str, Any]] | None = None
+    #: What calling the operation itself costs beyond its scopes (a Shopify field reading protected
+    #: customer data), or ``None``.
+    operation_cost: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -150,6 +162,10 @@ class AccessRecord:
             "admin_consent": list(self.admin_consent),
             "options": list(self.options),
             "provider_notes": list(self.provider_notes),
+            "floor": dict(self.floor) if self.floor is not None else None,
+            "token_scopes": list(self.token_scopes),
+            "costs": self.costs,
+            "operation_cost": dict(self.operation_cost) if self.operation_cost is not None else None,
         }
 
 
@@ -171,8 +187,16 @@ class IdentityTier:
     #: Each scope and credential of ``scopes``/``credentials``, with the provider's description and
     #: the accesses of the tier it serves (the alternative the tier's set satisfies for them).
     permissions: list[dict[str, Any]] = field(default_factory=list)
+    #: Per MCP server with a baseline: the baseline its clients are granted first, then what this tier
+    #: adds by step-up, and the accesses whose need beyond the baseline is unknown.
+    step_up: list[dict[str, Any]] = field(default_factory=list)
+    #: The tier's scopes that are no permission over data (offline_access, openid), with why.
+    token_scopes: list[dict[str, Any]] = field(default_factory=list)
     #: False for an invalid card: what was derived from it may be less than it needs.
     card_valid: bool = True
+    #: The tier's costs summed: each trigger with the scopes and accesses causing it, and what is
+    #: unclassified (``ramscope.derive.costing.tier_costs``).
+    costs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -192,6 +216,9 @@ class IdentityTier:
             "combinations": self.combinations,
             "choices": self.choices,
             "permissions": self.permissions,
+            "step_up": self.step_up,
+            "token_scopes": self.token_scopes,
+            "costs": dict(self.costs) if self.costs else {"triggers": [], "unclassified": []},
         }
 
 

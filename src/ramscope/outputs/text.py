@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import textwrap
+from collections.abc import Mapping
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -18,7 +20,7 @@ from rich.text import Text
 from .._text import for_terminal, one_line
 from ..diagnostics import Severity
 from .diagnostics import Finding, findings
-from .report import IDENTITIES, Report
+from .report import IDENTITIES, Report, TierRecord
 
 __all__ = ["render_report_text"]
 
@@ -47,7 +49,7 @@ def render_report_text(
             markup=False,
         )
     table = Table(show_header=True, header_style="bold", expand=False, pad_edge=False)
-    for col in ("access", "identity", "necessity", "status", "scopes / credentials", "grants"):
+    for col in ("access", "identity", "necessity", "status", "scopes / credentials", "grants", "cost"):
         table.add_column(col, overflow="fold")
     for a in report.accesses:
         if a.complete:
@@ -64,6 +66,7 @@ def render_report_text(
             what = f"UNKNOWN: {a.reason_message or a.reason}"
             grants = "-"
             status = a.reason or "incomplete"
+        cost = _access_cost(a.costs, a.operation_cost) if a.complete else "-"
         table.add_row(
             Text(one_line(a.id, max_len=48)),
             Text(a.identity),
@@ -72,6 +75,7 @@ def render_report_text(
             # Wrapped, never cut: the reason's end is often the fix (`--allow-private-network` ...).
             Text(one_line(what, max_len=2000)),
             Text(grants),
+            Text(for_terminal(cost)),
             style=None if a.complete else "bold red",
         )
     console.print(table)
@@ -81,6 +85,7 @@ def render_report_text(
         tiers.add_column(ident.lower(), overflow="fold")
     tiers.add_column("acknowledge (3P)", overflow="fold")
     tiers.add_column("asks first", overflow="fold")
+    tiers.add_column("costs", overflow="fold")
     for name, t in report.tiers.items():
         cells = []
         for ident in IDENTITIES:
@@ -95,6 +100,7 @@ def render_report_text(
             *(Text(c) for c in cells),
             Text(", ".join(for_terminal(x) for x in t.acknowledgments) or "-"),
             Text(", ".join(for_terminal(x) for x in t.confirmations) or "-"),
+            Text(for_terminal(_tier_cost(t))),
         )
     console.print(tiers)
     _print_findings(console, report, min_severity)
@@ -105,6 +111,27 @@ def render_report_text(
     elif not report.complete:
         console.print("INCOMPLETE: some permissions could not be determined (see above).", style="bold red")
     return buf.getvalue()
+
+
+def _access_cost(costs: list[dict[str, Any]] | None, operation: Mapping[str, Any] | None) -> str:
+    """The provider's class of each chosen scope ("restricted", "admin-consent" ...), "unclassified"
+    where no page classes it; an operation's own cost after it."""
+    parts = [str(c.get("class") or "unclassified") for c in costs or []]
+    if operation:
+        parts.append(str(operation.get("class")))
+    return ", ".join(dict.fromkeys(parts)) or "-"
+
+
+def _tier_cost(t: TierRecord) -> str:
+    """Each trigger of the tier with what causes it ("google-security-assessment: gmail.readonly")."""
+    out: list[str] = []
+    for ident in IDENTITIES:
+        for trig in t.identities[ident].costs.get("triggers", ()):
+            causes = ", ".join(dict.fromkeys(_short(str(c["scope"])) for c in trig["causes"]))
+            item = f"{trig['trigger']}: {causes}"
+            if item not in out:
+                out.append(item)
+    return "; ".join(out) or "-"
 
 
 def _groups(report: Report) -> list[tuple[str, str, tuple[int, int]]]:

@@ -119,6 +119,7 @@ def snapshot_versions() -> dict[str, str]:
     """
     import orjson  # noqa: PLC0415
 
+    from .costs import cost_table_version  # noqa: PLC0415
     from .quirks import data_version  # noqa: PLC0415
     from .reach import reach_table_version  # noqa: PLC0415
 
@@ -128,6 +129,12 @@ def snapshot_versions() -> dict[str, str]:
     # others is not reused.
     out["quirks"] = data_version()
     out["reach"] = reach_table_version()
+    from .mcp_catalog import data_version as mcp_catalog_version  # noqa: PLC0415
+
+    out["mcp-catalog"] = mcp_catalog_version()
+
+    # What each permission costs (``costs.json``) is in the report: one derived with other costs is not reused.
+    out["costs"] = cost_table_version()
     return out
 
 

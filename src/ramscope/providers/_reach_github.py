@@ -34,7 +34,9 @@ def classify_github(scope: str, name: str, description: str, *, app_only: bool) 
     return _classic(scope, name, principal)
 
 
-_CLASSIC_SOURCE = "https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/scopes-for-oauth-apps#available-scopes"
+_CLASSIC_SOURCE = (
+    "https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/scopes-for-oauth-apps#available-scopes"
+)
 _PREFIXES = (
     ("read:", Level.READ),
     ("write:", Level.WRITE),

@@ -74,9 +74,7 @@ _SLICES: tuple[tuple[re.Pattern[str], str, str], ...] = (
 )
 
 #: The clause of a ReadBasic permission's description that says what it leaves out.
-_LEAVES_OUT = re.compile(
-    r"((?:except|excluding|without reading|does not (?:allow|give))\b[^.]*)", re.IGNORECASE
-)
+_LEAVES_OUT = re.compile(r"((?:except|excluding|without reading|does not (?:allow|give))\b[^.]*)", re.IGNORECASE)
 _DEFUNCT = re.compile(r"\bno longer has any effect\b", re.IGNORECASE)
 
 

@@ -381,6 +381,7 @@ def encode(
     ]
     # Before "strings" is written: the universe's inclusions may name permissions no entry lists.
     universe = _universe_section(compiled, list(terms), permissions, sid, implied)
+
     def text(value: Any) -> str:
         return orjson.dumps(value).decode()
 

@@ -39,6 +39,7 @@ from .universe import Universe, build_google, encode
 __all__ = [
     "CATALOG_NAMESPACE",
     "GOOGLE_DIRECTORY",
+    "GRAPH_IDS_KEY",
     "GRAPH_PERMISSIONS",
     "NAMESPACE",
     "REFRESHABLE_CATALOGS",
@@ -277,9 +278,7 @@ def refresh_google(
 #: The cache artifact namespace of refreshed catalogs (key: the catalog's name).
 CATALOG_NAMESPACE = "catalog"
 #: Microsoft's permissions data, newest commit of its default branch.
-GRAPH_PERMISSIONS = (
-    "https://raw.githubusercontent.com/microsoftgraph/microsoft-graph-devx-content/master/permissions/new/permissions.json"
-)
+GRAPH_PERMISSIONS = "https://raw.githubusercontent.com/microsoftgraph/microsoft-graph-devx-content/master/permissions/new/permissions.json"
 #: Catalogs ``refresh_catalog`` can rebuild from their provider's data (GitHub's spans several
 #: generated files and a reviewed reading of its docs: refreshed by re-vendoring, not here).
 REFRESHABLE_CATALOGS = ("microsoft-graph",)
@@ -292,6 +291,9 @@ class CatalogRefreshResult:
     entries: int
     url: str
     sha256: str
+    #: Microsoft Graph: the version of the permission ids (GUIDs) refreshed beside the catalog, from the
+    #: same directory's ``provisioningInfo.json``; ``None`` when it could not be read (the shipped ids stay).
+    ids_version: str | None = None
 
 
 def refresh_catalog(store: Any, name: str = "microsoft-graph", *, url: str = GRAPH_PERMISSIONS) -> CatalogRefreshResult:
@@ -336,4 +338,39 @@ def refresh_catalog(store: Any, name: str = "microsoft-graph", *, url: str = GRA
         raise InputError(f"{url} lists no endpoint")
     store.put_artifact(CATALOG_NAMESPACE, name, compiled)
     store.put_artifact(CATALOG_NAMESPACE, version_key(name), cat.version.encode())
-    return CatalogRefreshResult(name, cat.version, count, url, sha)
+    return CatalogRefreshResult(name, cat.version, count, url, sha, _refresh_graph_ids(store, url))
+
+
+#: The cache artifact (namespace ``CATALOG_NAMESPACE``) of refreshed Microsoft Graph permission ids.
+GRAPH_IDS_KEY = "microsoft-graph-ids"
+
+
+def _refresh_graph_ids(store: Any, url: str) -> str | None:
+    """Refresh the permission GUIDs of ``export --format entra-app`` from ``provisioningInfo.json`` beside
+    ``permissions.json`` (Microsoft publishes both in one directory). Best effort: the catalog refresh
+    stands on its own; when the ids cannot be read the shipped ones stay, and the result says so."""
+    import hashlib  # noqa: PLC0415
+
+    from .graph_ids import compile_ids  # noqa: PLC0415
+
+    if not url.endswith("/permissions.json"):
+        return None
+    ids_url = url.removesuffix("permissions.json") + "provisioningInfo.json"
+    try:
+        data = store.get(ids_url).body
+        source = {
+            "repository": "https://github.com/microsoftgraph/microsoft-graph-devx-content",
+            "path": "permissions/new/provisioningInfo.json",
+            "from": ids_url,
+            "commit": "",
+            "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+            "license": "MIT",
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+        compiled = compile_ids(orjson.loads(data), source)
+    except (FetchError, ValueError):
+        return None
+    if not compiled["ids"]:
+        return None
+    store.put_artifact(CATALOG_NAMESPACE, GRAPH_IDS_KEY, orjson.dumps(compiled, option=orjson.OPT_SORT_KEYS))
+    return str(compiled["version"])

@@ -51,6 +51,9 @@ def _one(a: Mapping[str, Any], specs: Mapping[Any, Mapping[str, Any]]) -> dict[s
             "descriptions": a.get("scope_descriptions") or {},
             "servers": a.get("scope_servers") or {},
             "admin_consent": a.get("admin_consent") or [],
+            # What each chosen scope costs (the provider's class, what requesting it triggers).
+            "costs": a.get("costs"),
+            "operation_cost": a.get("operation_cost"),
         },
         "why": _why(a, choice),
         "alternatives": a.get("alternatives") or [],

@@ -19,7 +19,9 @@ Raw spec dicts never leave this package.
 
 from __future__ import annotations
 
+import bisect
 import gc
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
@@ -120,7 +122,7 @@ ADAPTERS: dict[SpecKind, Adapter] = {
 
 #: Requirement sources that mean "inherited from the spec as a whole" (OpenAPI root security,
 #: an MCP server's authorization, an A2A card's requirements): root-level findings bear on them.
-_INHERITED = frozenset({"root", "server", "card"})
+_INHERITED = frozenset({"root", "server", "server-baseline", "card"})
 
 
 def _detect(doc: Any, source: str) -> tuple[SpecKind, str]:
@@ -234,31 +236,83 @@ def index_document(
         return adapter.build(doc, spec, spec_version=version, load_ref=load_ref)
 
 
+class _DiagnosticIndex:
+    """An index's diagnostics sorted by what they bear on, built once per index: looking up one
+    operation's then costs what bears on it, not a scan of every diagnostic (800 accesses against a
+    spec with 1,600 undeclared-scope findings scanned 1.3 M pairs, each testing every term)."""
+
+    __slots__ = ("everywhere", "inherited", "paths", "scheme_wide", "scoped", "skipped")
+
+    def __init__(self, diagnostics: tuple[Diagnostic, ...]) -> None:
+        self.everywhere: list[int] = []
+        self.inherited: list[int] = []
+        self.skipped: list[int] = []
+        self.scheme_wide: dict[str, list[int]] = {}
+        self.scoped: dict[tuple[str, str], list[int]] = {}
+        by_path: list[tuple[str, int]] = []
+        for i, d in enumerate(diagnostics):
+            data = d.data
+            affects = data.get("affects")
+            if affects == "all" or "skipped_path" in data:
+                self.skipped.append(i)
+            if affects == "all":
+                self.everywhere.append(i)
+                continue
+            if affects == "root-security":
+                # For an operation with security of its own it is still read as any other below.
+                self.inherited.append(i)
+            if "scheme" in data:
+                if "scope" in data:
+                    self.scoped.setdefault((data["scheme"], data["scope"]), []).append(i)
+                else:
+                    self.scheme_wide.setdefault(data["scheme"], []).append(i)
+            elif "skipped_path" not in data and d.path:
+                by_path.append((d.path, i))
+        by_path.sort()
+        self.paths = by_path
+
+    def under(self, pointer: str) -> list[int]:
+        """Diagnostics at ``pointer`` or below it."""
+        lo = bisect.bisect_left(self.paths, (pointer, -1))
+        out: list[int] = []
+        prefix = pointer + "/"
+        # Every path that starts with ``pointer`` sorts in one run from ``lo``.
+        for path, i in itertools.islice(self.paths, lo, None):
+            if not path.startswith(pointer):
+                break
+            if path == pointer or path.startswith(prefix):
+                out.append(i)
+        return out
+
+
+def _diagnostic_index(index: SpecIndex) -> _DiagnosticIndex:
+    # Kept on the index as its cached properties are (a frozen dataclass's instance dict): built
+    # on the first look-up, gone with the index.
+    found = index.__dict__.get("_diagnostic_index")
+    if not isinstance(found, _DiagnosticIndex):
+        found = index.__dict__["_diagnostic_index"] = _DiagnosticIndex(index.diagnostics)
+    return found
+
+
 def relevant_diagnostics(index: SpecIndex, entry: OperationEntry | None) -> tuple[Diagnostic, ...]:
-    """The index's diagnostics that bear on ``entry`` (``None``: on an operation that was not found).
+    """The index's diagnostics that bear on ``entry`` (``None``: on an operation that was not found),
+    in the index's order.
 
     Follows the ``data`` conventions described in :mod:`ramscope.specs._doc`.
     """
-    out: list[Diagnostic] = []
+    if not index.diagnostics:
+        return ()
+    groups = _diagnostic_index(index)
     if entry is None:
-        for d in index.diagnostics:
-            if d.data.get("affects") == "all" or "skipped_path" in d.data:
-                out.append(d)
-        return tuple(out)
-    terms = {t for alt in entry.requirements or () for t in alt}
-    schemes = {t.scheme for t in terms}
-    prefix = entry.pointer + "/"
-    for d in index.diagnostics:
-        data = d.data
-        affects = data.get("affects")
-        if affects == "all" or (affects == "root-security" and entry.security_source in _INHERITED):
-            out.append(d)
-        elif "scheme" in data:
-            scheme = data["scheme"]
-            if scheme in schemes and (
-                "scope" not in data or any(t.scheme == scheme and data["scope"] in t.scopes for t in terms)
-            ):
-                out.append(d)
-        elif "skipped_path" not in data and entry.pointer and (d.path == entry.pointer or d.path.startswith(prefix)):
-            out.append(d)
-    return tuple(out)
+        return tuple(index.diagnostics[i] for i in groups.skipped)
+    picked: set[int] = set(groups.everywhere)
+    if entry.security_source in _INHERITED:
+        picked.update(groups.inherited)
+    pairs = {(t.scheme, s) for alt in entry.requirements or () for t in alt for s in t.scopes}
+    for scheme in {t.scheme for alt in entry.requirements or () for t in alt}:
+        picked.update(groups.scheme_wide.get(scheme, ()))
+    for pair in pairs:
+        picked.update(groups.scoped.get(pair, ()))
+    if entry.pointer:
+        picked.update(groups.under(entry.pointer))
+    return tuple(index.diagnostics[i] for i in sorted(picked))

@@ -87,6 +87,7 @@ EXTENSIONS = (
     "x-granular-scopes",
     "x-box-requires-admin",
 )
+_EXTENSION_KEYS = frozenset(EXTENSIONS)
 
 #: Bounds on what one operation's extension may list (a hostile spec could list millions).
 MAX_ITEMS = 64
@@ -192,7 +193,9 @@ def read_extensions(
     op: Mapping[str, Any], reqs: Requirements | None, schemes: Mapping[str, SecurityScheme]
 ) -> ExtensionReading | None:
     """The operation's requirements with its vendor extensions read; ``None`` when it has none."""
-    if not any(k in op for k in EXTENSIONS) and _zoom_nested(op) is None:
+    # Most operations of most specs carry none: one C-level set test over the operation's keys
+    # (a generator of eight look-ups per operation was 0.1 s of a cold derive over Graph beta).
+    if _EXTENSION_KEYS.isdisjoint(op) and _zoom_nested(op) is None:
         return None
     acc = _Acc(reqs)
     _atlassian(op.get("x-atlassian-oauth2-scopes"), acc, schemes)

@@ -13,8 +13,10 @@ name, kept exactly as the server wrote it). Its requirements come from, in order
 
    * the ``scope`` of the 401's Bearer challenge: the MCP authorization spec has
      clients request exactly that;
-   * else the Protected Resource Metadata's ``scopes_supported``: clients are
-     told to request all of them when the challenge names none;
+   * else the Protected Resource Metadata's ``scopes_supported``, which MCP
+     2026-07-28 calls "the minimal set of scopes necessary for basic
+     functionality": the server's baseline, a floor that the derivation states
+     and never takes for the tool's answer (``security_source: "server-baseline"``);
    * else, when a credential was demanded (401/403) without OAuth metadata: the
      credential the evidence points to (an API key when the error body or the
      challenge says so, HTTP authentication for a non-Bearer challenge, a bare
@@ -69,6 +71,7 @@ from .refs import RefLoader
 __all__ = [
     "ANNOTATION_DEFAULTS",
     "API_KEY_SCHEME",
+    "BASELINE_SOURCE",
     "BEARER_SCHEME",
     "CAPTURE_FORMAT",
     "CREDENTIAL_SCHEME",
@@ -76,6 +79,8 @@ __all__ = [
     "MCPAdapter",
     "build_mcp_index",
     "server_requirements",
+    "server_source_label",
+    "unlisted_tool",
 ]
 
 _CAPTURE_FAMILY = "ramscope-mcp-capture/"
@@ -118,7 +123,7 @@ MCP_ANONYMOUS_LISTING = rule(
     "mcp-anonymous-listing",
     Severity.INFO,
     "The MCP server listed its tools without a credential but publishes protected-resource metadata: "
-    "its scopes are taken as needed to call the tools.",
+    "its scopes_supported is the server's baseline, the least a tool that declares nothing of its own needs.",
     stage=_S,
 )
 MCP_CREDENTIAL_INFERRED = rule(
@@ -171,6 +176,37 @@ MCP_UNUSUAL_TOOL_NAME = rule(
 )
 
 
+MCP_PRIVATE_LISTING = rule(
+    "mcp-private-listing",
+    Severity.WARNING,
+    'The server marks its tools/list result cacheScope "private" (it depends on the caller\'s authorization) and '
+    "ramscope listed its tools without a credential: tools a token would see may be missing from the listing.",
+    stage=_S,
+)
+MCP_TOKEN_SCOPE_ADVERTISED = rule(
+    "mcp-token-scope-advertised",
+    Severity.INFO,
+    "The server's protected-resource metadata or challenge names offline_access or openid, which the MCP "
+    "specification (2026-07-28) says it should not: token lifetime and sign-in are no permission over data, so "
+    "they are listed apart, never counted.",
+    stage=_S,
+)
+
+#: A tool's requirement read from the server's Protected Resource Metadata ``scopes_supported``: under
+#: the 2026-07-28 revision "the minimal set of scopes necessary for basic functionality", a floor (the
+#: tool may need more, asked for by step-up), never the answer for one tool.
+BASELINE_SOURCE = "server-baseline"
+#: Scopes that are no permission over data (MCP 2026-07-28: offline_access is never in
+#: scopes_supported or a challenge; clients add it themselves).
+_TOKEN_SCOPES = frozenset({"offline_access", "openid"})
+
+
+def server_source_label(server_source: str) -> str:
+    """The ``security_source`` of a tool that declares nothing of its own, by where the server's requirement
+    came from: the metadata's baseline, or the server's word (a challenge, a credential demanded ...)."""
+    return BASELINE_SOURCE if server_source == "protected-resource-metadata" else "server"
+
+
 class MCPAdapter:
     """The :class:`~ramscope.specs.Adapter` for MCP server captures."""
 
@@ -199,6 +235,37 @@ def server_requirements(index: SpecIndex) -> Requirements | None:
         return reqs_from_json(raw)
     except (TypeError, ValueError):
         return None
+
+
+def unlisted_tool(index: SpecIndex, name: str) -> OperationEntry:
+    """The stand-in entry for a tool the server did not list to ramscope: what a vendor catalog applied to
+    the index (``extra["mcp_catalog"]``) documents for it, else the server-wide requirement."""
+    cat = index.extra.get("mcp_catalog")
+    tools = cat.get("tools") if isinstance(cat, Mapping) else None
+    hit = tools.get(name) if isinstance(tools, Mapping) else None
+    if isinstance(hit, Mapping):
+        try:
+            reqs = reqs_from_json(hit.get("requirements"))
+        except (TypeError, ValueError):
+            reqs = None
+        if reqs is not None:
+            assert isinstance(cat, Mapping)
+            return OperationEntry(
+                key=name,
+                operation_id=name,
+                requirements=reqs,
+                security_source=str(cat.get("label", "catalog")),
+                extra={"verified": False, "mcp_catalog": dict(hit)},
+            )
+    reqs = server_requirements(index)
+    return OperationEntry(
+        key=name,
+        operation_id=name,
+        # "Nothing needed" was the server's word for the tools it listed anonymously, not for one it did not list.
+        requirements=None if reqs == () else reqs,
+        security_source=server_source_label(str(index.extra.get("server_security_source") or "")),
+        extra={"verified": False},
+    )
 
 
 # --------------------------------------------------------------------------- helpers
@@ -339,7 +406,8 @@ class _Builder:
                     MCP_ANONYMOUS_LISTING(
                         "/auth/protected_resource_metadata",
                         "the server listed its tools without a credential, but publishes protected-resource "
-                        f"metadata ({self.prm_url}): its scopes are taken as needed to call the tools",
+                        f"metadata ({self.prm_url}): its scopes_supported is the server's baseline, the least a "
+                        "tool that declares nothing of its own needs",
                         data={"affects": "root-security"},
                     )
                 )
@@ -516,6 +584,34 @@ class _Builder:
         )
         return SchemeRequirement(scheme.name)
 
+    def listing(self, tools_listed: bool, authorized: bool) -> dict[str, Any]:
+        """The tools/list result's caching hints (2026-07-28: ``ttlMs``, ``cacheScope``), and whether ramscope
+        listed anonymously; a ``private`` listing seen without a credential, of a server with some
+        authorization (metadata, a challenge, a tool's securitySchemes), may lack tools."""
+        meta = _dict(self.doc.get("list_meta"))
+        ttl = meta.get("ttlMs")
+        scope = meta.get("cacheScope")
+        out: dict[str, Any] = {
+            "ttl_ms": ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 else None,
+            "cache_scope": scope[:40] if isinstance(scope, str) else None,
+            "anonymous": tools_listed and self.status is None,
+            "may_be_incomplete": False,
+        }
+        if out["anonymous"] and out["cache_scope"] == "private" and authorized:
+            out["may_be_incomplete"] = True
+            self.diags.append(
+                MCP_PRIVATE_LISTING(
+                    "/list_meta/cacheScope",
+                    'the server\'s tools/list result is cacheScope "private": what it lists depends on the '
+                    "caller's authorization, and ramscope listed without a credential, so tools a token would see "
+                    "may be missing; a tool the card names that is not listed stays unverified",
+                    hint="check the tool names against the server's documentation, or record a listing made with "
+                    "the agent's token",
+                    data={"affects": "all"},
+                )
+            )
+        return out
+
     # ---- tools
 
     def tool_requirements(self, tool: Mapping[str, Any], ptr: str) -> Requirements | str | None:
@@ -572,7 +668,9 @@ class _Builder:
             return None
         return _unique(alts)
 
-    def tool(self, tool: Mapping[str, Any], ptr: str, server: Requirements | None) -> OperationEntry:
+    def tool(
+        self, tool: Mapping[str, Any], ptr: str, server: Requirements | None, server_source: str = ""
+    ) -> OperationEntry:
         name: str = tool["name"]
         if not _TOOL_NAME.match(name):
             self.diags.append(
@@ -601,7 +699,7 @@ class _Builder:
         if cut:
             extra["description_truncated"] = True
         own = self.tool_requirements(tool, ptr)
-        reqs, source = (server, "server") if own == "server" else (own, "tool")
+        reqs, source = (server, server_source_label(server_source)) if own == "server" else (own, "tool")
         assert not isinstance(reqs, str)
         return OperationEntry(
             key=name,
@@ -639,9 +737,26 @@ class _Builder:
                 )
                 continue
             seen[name] = ptr
-            entries.append(self.tool(tool, ptr, server_reqs))
+            entries.append(self.tool(tool, ptr, server_reqs, server_source))
         if self.oauth_used:
             self.schemes[OAUTH_SCHEME] = self.oauth_scheme()
+        # A private listing can differ per caller only where some authorization exists to differ by.
+        authorized = server_source != "none" or any(
+            e.security_source == "tool" and e.requirements and () not in e.requirements for e in entries
+        )
+        listing = self.listing(tools_listed, authorized)
+        baseline = _strings(self.prm.get("scopes_supported")) if self.prm is not None else None
+        advertised = sorted(_TOKEN_SCOPES & {*(_strings(self.prm.get("scopes_supported")) if self.prm else []),
+                                             *self.challenge_scopes})  # fmt: skip
+        if advertised:
+            self.diags.append(
+                MCP_TOKEN_SCOPE_ADVERTISED(
+                    "/auth",
+                    f"the server names {', '.join(advertised)} in its metadata or challenge: token lifetime and "
+                    "sign-in, listed apart from the tools' permissions and never counted in a blast radius",
+                    data={"scopes": advertised, "affects": "root-security"},
+                )
+            )
         info = _dict(doc.get("server_info"))
         asm = self.asm or {}
         extra: dict[str, Any] = {
@@ -655,6 +770,8 @@ class _Builder:
             "pages": doc.get("pages") if isinstance(doc.get("pages"), int) else 0,
             "server_requirements": reqs_to_json(server_reqs),
             "server_security_source": server_source,
+            "baseline_scopes": baseline,
+            "listing": listing,
             "auth": {
                 "status": self.status,
                 "challenge_schemes": [_str(c.get("scheme")) for c in self.challenges],

@@ -70,6 +70,7 @@ __all__ = [
     "SafeDisk",  # noqa: F822 - defined on first use, see __getattr__
     "SpecCache",
     "freshness",
+    "listing_cache_control",
     "parse_cache_control",
 ]
 
@@ -579,6 +580,15 @@ def _http_date(value: str | None) -> float | None:
         return email.utils.parsedate_to_datetime(value).timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
+
+
+def listing_cache_control(ttl_ms: object) -> str | None:
+    """The ``Cache-Control`` an MCP listing's ``ttlMs`` (2026-07-28 caching) amounts to, or None when it
+    gives none: whole seconds, rounded down (0 = stale at once). :func:`freshness` then applies it,
+    bounded by ``--cache-max-ttl`` like any server's word."""
+    if not isinstance(ttl_ms, int) or isinstance(ttl_ms, bool) or ttl_ms < 0:
+        return None
+    return f"max-age={ttl_ms // 1000}"
 
 
 def freshness(

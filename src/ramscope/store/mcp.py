@@ -60,6 +60,7 @@ from .._version import __version__
 from ..documents import CAPTURE_FORMAT
 from ..errors import FetchError, FetchTimeoutError, SpecTooLargeError
 from ._challenge import Challenge, parse_www_authenticate
+from .cache import listing_cache_control
 from .fetchers import FetchContext, FetcherResult
 from .keys import canonical_url
 from .model import Exchange
@@ -969,6 +970,13 @@ def fetch_mcp(ctx: FetchContext, url: str) -> FetcherResult:
     if listing is not None:
         provenance.update(mcp_era=listing.era, mcp_protocol_version=listing.protocol_version, mcp_pages=listing.pages)
     headers: dict[str, str] = {}
+    ttl = listing.list_meta.get("ttlMs") if listing else None
+    cache_control = listing_cache_control(ttl)
+    if cache_control is not None:
+        # The server's freshness hint for its listing is the capture's (RFC 9111 max-age, bounded by
+        # --cache-max-ttl); cacheScope is kept in the capture for the index to judge.
+        provenance["mcp_ttl_ms"] = ttl
+        headers["cache-control"] = cache_control
     if capture["auth"]["metadata_state"] == "unknown":
         # A failed look-up is not an answer: cached, it would outlive the server's repair.
         provenance["mcp_metadata_unknown"] = True
