@@ -58,7 +58,7 @@ def test_first_command_works_with_an_empty_user_cache_and_writes_no_project_cach
 
 
 def test_the_tour_starts_with_text_output_and_shows_it_as_it_is(tmp_path: Path) -> None:
-    """The tour's first command prints tables, not 24 KB of JSON to a terminal; the tables the README
+    """The tour's first command prints tables, not 40 KB of JSON to a terminal; the tables the README
     shows are what it prints (the diagnostics under them are abridged)."""
     tour = README.split("## A tour with the example agent", 1)[1]
     block = tour.split("```console\n", 1)[1].split("```", 1)[0].splitlines()
