@@ -155,7 +155,7 @@ SCOPES = {
     "tasks.read": "Read your tasks",
     "tasks.write": "Create, change and delete your tasks",
     "notes.manage": "Full control of the notes",
-    "bot.notes": "Only an app authenticating as itself can hold it: the app's own notes",
+    "bot.notes": "Read and write notes without a signed-in user",
 }
 _alternative = st.lists(st.sampled_from(sorted(SCOPES)), min_size=1, max_size=2, unique=True)
 _operation = st.tuples(
