@@ -124,7 +124,7 @@ def main() -> int:
         cold, warm = _cold_and_warm(args.cold_runs, work)
         cold_s, warm_s = statistics.median(cold), statistics.median(warm)
         proc = subprocess.Popen(
-            _cli(*GLOBAL, "--cache-dir", str(work / "serve-cache"), "serve", "--port", "0"),
+            _cli(*GLOBAL, "--cache-dir", str(work / "serve-cache"), "serve", "--policy-card", str(CARD), "--port", "0"),
             env=_env(),
             stdout=subprocess.PIPE,
             text=True,

@@ -241,11 +241,16 @@ def test_cli_exports_a_saved_report(
     saved = Path(reports["hubspot"]["card"]["source"]).with_suffix(".report.json")
     saved.write_text(json.dumps(reports["hubspot"]))
     out = tmp_path / "hubspot-app.json"
-    argv = [*cli_globals(tmp_path), "export", str(saved), "--format", "hubspot-app", "--tier", "recommended"]
+    # The options it was derived with (its specs now in that cache): a saved report is verified by deriving its
+    # card again (issue 30).
+    same = ["--offline", "--allow-private-network", "--cache-dir", str(saved.parent)]
+    argv = [*same, "export", str(saved), "--format", "hubspot-app", "--tier", "recommended"]
     assert main([*argv, "-o", str(out)]) == 0
     auth = json.loads(out.read_text())["auth"]
     assert auth["conditionallyRequiredScopes"] == ["crm.objects.deals.read"]
-    assert main([*cli_globals(tmp_path), "export", str(saved), "--format", "atlassian-app"]) == 2
+    assert main([*cli_globals(tmp_path), "export", str(saved), "--format", "hubspot-app"]) == 2  # other options
+    assert "the report is not what its card" in capsys.readouterr().err
+    assert main([*same, "export", str(saved), "--format", "atlassian-app"]) == 2
     assert "expresses Atlassian scopes" in capsys.readouterr().err
 
 

@@ -17,7 +17,7 @@ import pytest
 from ramscope.config import Settings
 from ramscope.derive.policy import load_policy
 from ramscope.errors import InputError
-from ramscope.service import Service, ServiceLimits
+from ramscope.service import PolicyCards, Service, ServiceLimits
 from ramscope.service.http import check_bind, create_app, read_token
 from ramscope.service.openapi import openapi_document
 from tests.support.asgi import ASGIServer
@@ -37,10 +37,19 @@ TOKEN = "s3cret-token-0123456789abcdef"
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     """The API over the example's settings (offline, the cassette, the example policy), on loopback."""
     settings = Settings(cache_dir=tmp_path_factory.mktemp("cache"), offline=True, cassette=CASSETTE)
-    service = Service(settings, load_policy(POLICY), limits=ServiceLimits(max_body_bytes=64 * 1024))
+    service = Service(
+        settings, load_policy(POLICY), policy_cards=_example(), limits=ServiceLimits(max_body_bytes=64 * 1024)
+    )
     with ASGIServer(lambda _: create_app(service)) as srv, httpx.Client(base_url=srv.base_url, timeout=60) as client:
         yield client
     service.close()
+
+
+def _example() -> PolicyCards:
+    """The example policy is for the example card."""
+    from ramscope.card import load_card
+
+    return PolicyCards.of_cards([load_card(CARD)])
 
 
 def _card() -> dict[str, Any]:
@@ -70,7 +79,8 @@ def test_derive_answers_the_report_of_the_example(api: httpx.Client) -> None:
 
 
 def test_derive_answers_the_same_report_as_the_library(api: httpx.Client, tmp_path: Path) -> None:
-    """The service owns no derivation: its report is the Engine's, field for field (fetch times aside)."""
+    """The service owns no derivation: its report is the Engine's, field for field (fetch times aside, and
+    the server's file paths, which answers name by file name only)."""
     from ramscope.card import load_card
     from ramscope.derive import Engine
 
@@ -79,8 +89,10 @@ def test_derive_answers_the_same_report_as_the_library(api: httpx.Client, tmp_pa
         expected = engine.derive(load_card(CARD.read_bytes(), name="<request>")).to_dict()
     got = _post(api, "/v1/derive", raw=CARD.read_bytes()).json()
     for doc in (expected, got):
+        doc["policy"]["source"] = Path(doc["policy"]["source"]).name
         for spec in doc["specs"]:
             spec.pop("fetched_at")
+            spec["provenance"]["cassette"] = Path(spec["provenance"]["cassette"]).name
     assert got == expected
 
 
@@ -173,11 +185,16 @@ def test_diff_finds_new_permissions(api: httpx.Client) -> None:
     assert (same.status_code, same.headers["x-ramscope-exit-code"]) == (200, "0")
 
 
-def test_diff_takes_a_saved_report(api: httpx.Client) -> None:
-    """Either side of a diff may be a saved report, as on the CLI."""
+def test_diff_and_check_refuse_a_saved_report(api: httpx.Client) -> None:
+    """A saved report is a claim about a card the service cannot read to verify it (issue 30: a forged
+    report, scopes removed, gave diff 0 where the card gives 4): refused, 400, on either side."""
     saved = _post(api, "/v1/derive").json()
-    r = _post(api, "/v1/diff", {"old": saved, "new": _card()})
-    assert (r.status_code, r.headers["x-ramscope-exit-code"]) == (200, "0")
+    for body in ({"old": saved, "new": _card()}, {"old": _card(), "new": saved}):
+        r = _post(api, "/v1/diff", body)
+        assert (r.status_code, r.json()["error"]["code"]) == (400, "saved-report-refused")
+    r = _post(api, "/v1/check", {"card": saved, "rules": {"rule": [{"kind": "complete-derivation"}]}})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "saved-report-refused")
+    assert "post the card itself" in r.json()["error"]["message"]
 
 
 def test_health(api: httpx.Client) -> None:
@@ -259,12 +276,12 @@ def test_oversize_bodies_are_refused(api: httpx.Client) -> None:
 
 def test_a_card_url_goes_through_the_guard(api: httpx.Client) -> None:
     """?url= on loopback is refused by the SSRF guard (400, url-blocked), as a spec URL would be."""
-    r = api.post("/v1/derive", params={"url": "http://127.0.0.1:1/card.json"})
+    r = api.post("/v1/derive", params={"url": "http://127.0.0.1:1/card.json"}, headers=JSON)
     assert r.status_code == 400
     assert r.json()["error"]["code"] == "url-blocked"
-    meta = api.post("/v1/derive", params={"url": "http://169.254.169.254/latest/meta-data"})
+    meta = api.post("/v1/derive", params={"url": "http://169.254.169.254/latest/meta-data"}, headers=JSON)
     assert meta.json()["error"]["code"] == "url-blocked"
-    local = api.post("/v1/derive", params={"url": "file:///etc/passwd"})
+    local = api.post("/v1/derive", params={"url": "file:///etc/passwd"}, headers=JSON)
     assert local.json()["error"]["code"] == "url-blocked"
 
 
@@ -290,7 +307,7 @@ def test_what_a_card_names_goes_through_the_guard_and_no_file_is_read(
 
 def test_a_card_url_that_cannot_be_fetched_is_502(api: httpx.Client) -> None:
     """A card the upstream does not give (offline: not in the cassette) is the upstream's failure: 502."""
-    r = api.post("/v1/derive", params={"url": "https://agent.example.com/"})
+    r = api.post("/v1/derive", params={"url": "https://agent.example.com/"}, headers=JSON)
     assert r.status_code == 502
     assert r.json()["error"]["code"] == "fetch-failed"
 
@@ -328,7 +345,8 @@ def test_a_weak_or_missing_token_file_is_refused(tmp_path: Path) -> None:
 
 def test_a_token_is_required_when_given(tmp_path: Path) -> None:
     """With a token every endpoint but health and the document wants it: 401 with a Bearer challenge."""
-    service = Service(Settings(cache_dir=tmp_path / "cache", offline=True, cassette=CASSETTE), load_policy(POLICY))
+    settings = Settings(cache_dir=tmp_path / "cache", offline=True, cassette=CASSETTE)
+    service = Service(settings, load_policy(POLICY), policy_cards=_example())
     app = create_app(service, token=TOKEN.encode(), loopback=False)
     with ASGIServer(lambda _: app) as srv, httpx.Client(base_url=srv.base_url, timeout=60) as client:
         missing = _post(client, "/v1/derive")
@@ -465,7 +483,7 @@ def test_serve_prints_its_url_first_and_answers(tmp_path: Path) -> None:
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "ramscope", "--offline", "--cassette", str(CASSETTE), "--policy", str(POLICY)]
-    cmd += ["--cache-dir", str(tmp_path / "cache"), "serve", "--port", "0"]
+    cmd += ["--cache-dir", str(tmp_path / "cache"), "serve", "--policy-card", str(CARD), "--port", "0"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

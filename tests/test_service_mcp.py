@@ -42,6 +42,8 @@ def _with_server(cache: Path, work: Session, *, roots: list[Path] | None = None)
             "--cache-dir",
             str(cache),
             "mcp",
+            "--policy-card",
+            str(CARD),
         ],
         env={"PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p)},
         cwd=str(ROOT),

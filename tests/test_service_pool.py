@@ -34,11 +34,11 @@ def test_engines_are_reused_and_share_one_store(pool: EnginePool) -> None:
 
 def test_a_generation_is_retired_when_old(pool: EnginePool, clock: FakeClock) -> None:
     """Past refresh_after, the next request gets a new store (specs fetched again), the old one closed."""
-    old = pool.call(lambda engine, usage: engine.store)
+    old = pool.call(lambda engine, usage: engine.store.shared)
     clock.advance(99)
-    assert pool.call(lambda engine, usage: engine.store) is old
+    assert pool.call(lambda engine, usage: engine.store.shared) is old
     clock.advance(1)
-    new = pool.call(lambda engine, usage: engine.store)
+    new = pool.call(lambda engine, usage: engine.store.shared)
     assert new is not old
     assert old._closed is True
     assert pool.stats()["generations_retired"] == 1
@@ -51,7 +51,7 @@ def test_a_generation_is_retired_past_its_spec_bound(pool: EnginePool) -> None:
     def note(urls: set[str]) -> object:
         def work(engine: object, usage: Usage) -> object:
             usage.spec_urls |= urls
-            return engine.store  # type: ignore[attr-defined]
+            return engine.store.shared  # type: ignore[attr-defined]
 
         return work
 
@@ -67,13 +67,13 @@ def test_a_failed_fetch_is_retried_in_a_later_generation(pool: EnginePool, clock
 
     def failing(engine: object, usage: Usage) -> object:
         usage.failed = True
-        return engine.store  # type: ignore[attr-defined]
+        return engine.store.shared  # type: ignore[attr-defined]
 
     old = pool.call(failing)
     clock.advance(9)
-    assert pool.call(lambda engine, usage: engine.store) is old
+    assert pool.call(lambda engine, usage: engine.store.shared) is old
     clock.advance(1)
-    assert pool.call(lambda engine, usage: engine.store) is not old
+    assert pool.call(lambda engine, usage: engine.store.shared) is not old
     pool.close()
 
 
@@ -82,9 +82,9 @@ def test_a_borrowed_engine_of_a_retired_generation_closes_it_when_returned(pool:
     seen: dict[str, object] = {}
 
     def long(engine: object, usage: Usage) -> None:
-        seen["old"] = engine.store  # type: ignore[attr-defined]
+        seen["old"] = engine.store.shared  # type: ignore[attr-defined]
         clock.advance(100)
-        seen["new"] = pool.call(lambda e, u: e.store)  # type: ignore[attr-defined]
+        seen["new"] = pool.call(lambda e, u: e.store.shared)  # type: ignore[attr-defined]
         assert seen["old"]._closed is False  # type: ignore[attr-defined]
 
     pool.call(long)

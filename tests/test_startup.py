@@ -166,3 +166,23 @@ def test_a_run_imports_only_the_group_of_its_command() -> None:
     assert _modules_after(run.format(argv=["validate", str(EXAMPLE)])) & groups == {"ramscope.cli.card"}
     assert _modules_after(run.format(argv=["derive", "--help"])) & groups == {"ramscope.cli.derive"}
     assert _modules_after(run.format(argv=["--help"])) & groups == groups
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["derive", "--help"]])
+def test_a_parser_is_built_without_pathlib_or_shutil(argv: list[str]) -> None:
+    """Paths are made when a path option is given, and the help width is read without shutil (its
+    compression modules): together a sixth of ``--version``'s instructions (issue 36)."""
+    loaded = _modules_after(f"from ramscope.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass")
+    assert {"pathlib", "shutil", "bz2", "lzma"} & loaded == set()
+
+
+def test_path_options_still_give_paths() -> None:
+    from pathlib import Path
+
+    from ramscope.cli import build_parser
+
+    args = build_parser(["--cache-dir", "/tmp/x", "derive", "-o", "r.json", "c.json"]).parse_args(
+        ["--cache-dir", "/tmp/x", "derive", "-o", "r.json", "c.json"]
+    )
+    assert args.cache_dir == Path("/tmp/x")
+    assert args.output == Path("r.json")

@@ -10,10 +10,11 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from _typeshed import ReadableBuffer
 
 from .errors import InputError, OutputError
@@ -181,6 +182,8 @@ def check_output(path: str | os.PathLike[str], *, protect: Iterable[str | os.Pat
     a symlink or a hard link). A FIFO is written to as a stream: replacing it with a regular file would
     hand the reader nothing (and, as root, ``-o /dev/stdout`` used to turn that symlink into a file).
     """
+    from pathlib import Path  # noqa: PLC0415 - not on the start-up path (issue 36)
+
     target = Path(path)
     try:
         st = os.stat(target)
@@ -224,6 +227,7 @@ def atomic_writer(
     written to directly.
     """
     import tempfile  # noqa: PLC0415 - only when writing a file
+    from pathlib import Path  # noqa: PLC0415 - not on the start-up path (issue 36)
 
     out = path if isinstance(path, OutputTarget) else check_output(path, protect=protect)
     if out.stream:
@@ -280,6 +284,8 @@ def expand_card_args(args: Iterable[str]) -> list[str]:
 
     Duplicates are dropped, first occurrence kept, so a card named twice is derived once.
     """
+    from pathlib import Path  # noqa: PLC0415 - not on the start-up path (issue 36)
+
     out: list[str] = []
     for arg in args:
         path = Path(arg)

@@ -50,6 +50,7 @@ __all__ = [
     "CARD_LIMITS",
     "Limits",
     "ParsedDocument",
+    "check_depth",
     "check_json_nodes",
     "json_nodes_at_most",
     "parse_bytes",
@@ -162,6 +163,10 @@ def parse_bytes(
         if fmt == "json":
             try:
                 return _parse_json(text, source, limits)
+            except LimitError:
+                # Past a bound as JSON is past it as YAML too: YAML must not be the way around it
+                # (a card nested 70 deep was read as YAML flow style, with no depth bound).
+                raise
             except InputError:
                 # YAML flow style also starts with "{": give YAML a chance, but if it
                 # fails too, the JSON error is the one that explains the file.
@@ -221,12 +226,16 @@ def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
     # Nesting cannot be deeper than the brackets opened: most cards open fewer than the limit
     # allows, and counting them (in C) spares the walk.
     if text.count("{") + text.count("[") > limits.max_depth:
-        _check_depth(value, limits.max_depth, source)
+        check_depth(value, limits.max_depth, source)
     return ParsedDocument(value=value, format="json", source=source, text=text)
 
 
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_JSON_STRING_B = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+#: A JSON string, or an unterminated one up to the end of the text: the closing quote is optional so a
+#: match from a quote never fails. (Required, an unterminated string made every later quote a start
+#: that scanned to the end and failed: ``{`` + 60,000 commas + ``"`` + 20,000 ``\\"`` took 44 s, a
+#: 1 MiB card hours; issue 30.)
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_JSON_STRING_B = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 
 
 def json_nodes_at_most(text: str | bytes) -> int:
@@ -315,7 +324,8 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def _check_depth(value: Any, max_depth: int, source: str) -> None:
+def check_depth(value: Any, max_depth: int, source: str) -> None:
+    """Raise :class:`LimitError` if ``value`` nests deeper than ``max_depth`` (an iterative walk)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         v, d = stack.pop()
@@ -368,7 +378,12 @@ def _parse_yaml(text: str, source: str, limits: Limits, *, data: bytes | None = 
         fast = _fast_yaml(text, limits, data)
         if fast is not _FALLBACK:
             return ParsedDocument(value=fast, format="yaml", source=source, text=text, _positions={})
-    return _parse_yaml_libyaml(text, source, limits)
+    parsed = _parse_yaml_libyaml(text, source, limits)
+    if limits.positions:
+        # Cards (the documents whose positions are kept): the same nesting bound as JSON cards
+        # (libyaml's own is far deeper). Specs keep the parsers' bounds.
+        check_depth(parsed.value, limits.max_depth, source)
+    return parsed
 
 
 #: Nodes the libyaml path builds at most, whatever ``max_yaml_nodes`` allows: its node graph costs
@@ -936,7 +951,7 @@ def _key_str(k: Any) -> str:
 
 #: One JSON token: a string (its loop unrolled: twice as fast), a punctuation mark, or a literal
 #: (whitespace between them is skipped).
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)  # "?: see _JSON_STRING
 
 
 def json_positions(text: str) -> dict[str, tuple[int, int]]:

@@ -17,7 +17,7 @@ from ramscope.errors import InputError, PolicyError
 from ramscope.governance.check import EXIT_OK, EXIT_RULES_FAILED, CardResult, check_report
 from ramscope.governance.globs import GlobSet
 from ramscope.governance.rules import RuleSet, load_rules, parse_rules
-from tests.support.reports import HOLIDAYS, PERSONAL, TRAVEL, WEATHER, derive_offline
+from tests.support.reports import HOLIDAYS, PERSONAL, TRAVEL, WEATHER, cli_globals, derive_offline
 
 ADMIN = "https://www.googleapis.com/auth/calendar.admin"
 
@@ -369,10 +369,10 @@ def test_a_saved_report_without_its_card_is_refused(
 def test_a_saved_report_of_its_card_is_used(
     report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The report of the card as it is: judged as before."""
+    """The report of the card as it is, run with the options it was derived with: judged as before."""
     from ramscope.cli import main
 
     report["card"]["source"] = str(TRAVEL)
     path = saved_report(tmp_path, report)
-    assert main(["--offline", "export", "--format", "json", str(path)]) == 0
+    assert main([*cli_globals(tmp_path / "cache"), "export", "--format", "json", str(path)]) == 0
     assert json.loads(capsys.readouterr().out)["allow"]

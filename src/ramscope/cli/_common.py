@@ -9,13 +9,14 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 
 from .._text import for_terminal
 from ..errors import InputError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .._io import OutputTarget
     from ..config import Settings
     from ..derive import Engine
@@ -46,9 +47,56 @@ docs: docs/cli.md (commands), docs/report.md (the report), docs/policy.md, docs/
 docs/evidence.md (draft and audit)"""
 
 
+def path_arg(text: str) -> Path:
+    """``type=`` of the path options: pathlib is imported when a path is given, not to build the
+    parser (``--version`` and ``--help`` need none; issue 36)."""
+    from pathlib import Path
+
+    return Path(text)
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter with the terminal's width read as ``shutil.get_terminal_size`` reads it,
+    without importing shutil (and its compression modules): argparse builds a formatter for every
+    option it adds, so every run paid for shutil to build its parser (issue 36)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+class _RawDescriptionFormatter(_Formatter, argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+def _columns() -> int:
+    import os
+
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+#: argparse's formatters, and their twins that do not import shutil.
+_FAST_FORMATTERS: dict[type[argparse.HelpFormatter], type[argparse.HelpFormatter]] = {
+    argparse.HelpFormatter: _Formatter,
+    argparse.RawDescriptionHelpFormatter: _RawDescriptionFormatter,
+}
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, but usage errors exit 2 with one clean line (argparse's own convention too), and a
     mistyped command, choice or option gets the nearest real one suggested."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        formatter = kwargs.pop("formatter_class", argparse.HelpFormatter)
+        super().__init__(formatter_class=_FAST_FORMATTERS.get(formatter, formatter), **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -140,7 +188,7 @@ def add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> No
     g = p.add_argument_group("global options")
     g.add_argument(
         "--cache-dir",
-        type=Path,
+        type=path_arg,
         default=d(None),
         metavar="DIR",
         help="spec cache (default: $RAMSCOPE_CACHE_DIR, else the user's cache directory, e.g. ~/.cache/ramscope; "
@@ -154,7 +202,7 @@ def add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> No
     )
     g.add_argument(
         "--cassette",
-        type=Path,
+        type=path_arg,
         default=d(None),
         metavar="FILE",
         help="replay recorded HTTP exchanges from FILE (with --record: record into it)",
@@ -214,7 +262,7 @@ def add_global_options(p: argparse.ArgumentParser, *, in_subcommand: bool) -> No
     )
     g.add_argument(
         "--policy",
-        type=Path,
+        type=path_arg,
         default=d(None),
         metavar="FILE",
         help="TOML policy: pin, exclude or prefer scopes (see docs/policy.md)",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._text import for_terminal
@@ -26,6 +25,7 @@ from ._common import (
     open_engine,
     output,
     output_target,
+    path_arg,
     pretty_json,
     report_line,
     reports_exit,
@@ -168,7 +168,7 @@ def _reports(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[Repor
 
 def _configure_derive(p: argparse.ArgumentParser) -> None:
     p.add_argument("cards", nargs="+", metavar="CARD", help="cards, directories of cards, or globs")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the report here (atomically)")
+    p.add_argument("-o", "--output", type=path_arg, metavar="FILE", help="write the report here (atomically)")
     format_option(p, ("json", "text"), "json")
     p.add_argument(
         "--no-reuse",
@@ -305,7 +305,7 @@ def _run_scopes(args: argparse.Namespace) -> int:
 
 def _configure_consent(p: argparse.ArgumentParser) -> None:
     p.add_argument("card", metavar="CARD")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (atomically)")
+    p.add_argument("-o", "--output", type=path_arg, metavar="FILE", help="write here (atomically)")
     format_option(p, ("json", "markdown", "html"), "json")
     p.add_argument("--skill", metavar="ID", help="ask only for what this skill uses (per-skill extension)")
 

@@ -46,15 +46,13 @@ def _report_dict(engine: Engine, path: str) -> tuple[dict[str, Any], Report | St
     """The report of a card (derived) or a saved report (checked), with what :func:`say_findings` reads."""
     from ..card import load_card
     from ..outputs.diff import check_report_shape
-    from ..outputs.report import StoredReport
 
     card = load_card(path)
     if card.document.get("report_version") is not None and "tiers" in card.document:
         saved = dict(card.document)  # a saved report: a stranger's file too, checked before use
         check_report_shape(saved, source=path)
-        # Its diagnostics are said without line and column: they point into a card we do not have.
-        as_stored = StoredReport(card_source=path, exit_code=0, json=json.dumps(saved).encode())
-        return saved, as_stored
+        report, _ = _verified(engine, saved, path)
+        return report.to_dict(), report
     report = engine.derive(card)
     return report.to_dict(), report
 
@@ -121,15 +119,38 @@ def _governed(args: argparse.Namespace, paths: Sequence[str]) -> tuple[list[tupl
                 if card.document.get("report_version") is not None and "tiers" in card.document:
                     saved = dict(card.document)
                     check_report_shape(saved, source=str(path))
-                    # A saved report is a stranger's claim about a card: used only with that card, and
-                    # only if the card's sha256 is the one it names (waivers match the card's path).
-                    out.append((saved, Locator.for_card(_card_of_report(saved, str(path)))))
+                    # A saved report is a stranger's claim about a card: used only with that card, only
+                    # if the card's sha256 is the one it names, and only if it is what the card derives
+                    # (waivers match the card's path). What is judged is the fresh derivation.
+                    report, of = _verified(engine, saved, str(path))
+                    out.append((report.to_dict(), Locator.for_card(of)))
                 else:
                     out.append((engine.derive(card).to_dict(), Locator.for_card(card)))
             except InputError as exc:
                 fail(str(exc))
                 worst = EXIT_USAGE
     return out, worst
+
+
+def _verified(engine: Engine, saved: dict[str, Any], path: str) -> tuple[Report, Card]:
+    """A fresh derivation of the card ``saved`` names (and the card), once the report is shown to be it.
+
+    Raises :class:`InputError` (exit 2) when the card is not beside the report, is not the one its
+    sha256 names, or derives otherwise than the report says: edited, or derived with other options
+    (``--policy``), specs or ramscope. Nothing a saved report claims is judged unverified."""
+    from ..outputs.diff import report_difference
+
+    card = _card_of_report(saved, path)
+    fresh = engine.derive(card)
+    where = report_difference(saved, fresh.to_dict())
+    if where is not None:
+        raise InputError(
+            f"the report is not what its card {card.source!r} derives now (they differ at {where}): it was "
+            "edited, or derived with other options (--policy ...), specs or ramscope; give the card itself, "
+            "or derive the report again",
+            source=path,
+        )
+    return fresh, card
 
 
 def _card_of_report(saved: dict[str, Any], path: str) -> Card:

@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import InputError
 from ._common import EXIT_OK, Command, fail, positive_float, positive_int
 
 if TYPE_CHECKING:
-    from ..service import Service
+    from ..derive.policy import Policy
+    from ..service import PolicyCards, Service
 
 #: What to install when Starlette, uvicorn or the MCP SDK is missing.
 SERVE_EXTRA = "pip install 'ramscope[serve]'"
@@ -31,6 +33,14 @@ def _port(text: str) -> int:
 
 
 def _service_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--policy-card",
+        action="append",
+        default=[],
+        metavar="CARD",
+        help="a card the global --policy is for (a card file, or sha256:HEX of its bytes); repeatable. "
+        "--policy needs at least one: other cards are derived without it",
+    )
     p.add_argument(
         "--workers",
         type=positive_int,
@@ -78,18 +88,52 @@ def _missing(exc: ImportError) -> int:
 def _service(args: argparse.Namespace) -> Service:
     import gc
 
-    from ..derive.policy import Policy, load_policy
+    from ..derive.policy import load_policy
     from ..service import Service, ServiceLimits
     from ._common import settings_from_args
 
-    policy = load_policy(args.policy) if args.policy else Policy()
+    policy = load_policy(args.policy) if args.policy else None
+    policy_cards = _policy_cards(args, policy)
     settings = settings_from_args(args)  # (the service turns progress bars off: stdout is MCP's channel)
     limits = ServiceLimits(max_body_bytes=args.max_body_bytes, deadline=args.deadline)
-    service = Service(settings, policy, limits=limits, workers=args.workers)
+    service = Service(settings, policy, policy_cards=policy_cards, limits=limits, workers=args.workers)
     service.warm()
     # What is alive now lives as long as the process: out of every collection (as the CLI's runs).
     gc.freeze()
     return service
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _policy_cards(args: argparse.Namespace, policy: Policy | None) -> PolicyCards | None:
+    """The cards named by ``--policy-card``, by digest; refused without ``--policy``, and ``--policy``
+    refused without them (a policy's pins match ids a stranger's card can choose)."""
+    from ..card import load_card
+    from ..service import PolicyCards
+
+    named: list[str] = args.policy_card
+    if policy is None:
+        if named:
+            raise InputError("--policy-card names the cards the global --policy is for: give --policy FILE too")
+        return None
+    if not named and not args.quiet:
+        sys.stderr.write(
+            f"ramscope: warning: a {args.command} process's --policy applies only to the cards you name, and none "
+            "is named: every card is derived without it (a policy's pins match the ids a card chooses, and a "
+            "stranger's card can choose yours); add --policy-card CARD (a card file, or sha256:HEX of its bytes) "
+            "for each card it is for\n"
+        )
+    cards, digests = [], []
+    for item in named:
+        if item.startswith("sha256:"):
+            digest = item[7:].lower()
+            if len(digest) != 64 or not set(digest) <= _HEX:
+                raise InputError(f"--policy-card {item!r}: expected sha256: and 64 hex digits")
+            digests.append(digest)
+        else:
+            cards.append(load_card(item))
+    return PolicyCards.of_cards(cards, digests)
 
 
 def _run_serve(args: argparse.Namespace) -> int:

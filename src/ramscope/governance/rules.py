@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from .._parse import read_bytes
-from ..errors import InputError
+from .._parse import check_depth, read_bytes
+from ..errors import InputError, LimitError
 from .globs import GlobSet
 
 __all__ = ["KINDS", "SEVERITIES", "Rule", "RuleSet", "Waiver", "card_paths", "load_rules", "parse_rules"]
@@ -250,15 +250,42 @@ def card_paths(source: str, base_dir: str | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+#: The deepest a rules document may nest: rules are tables of lists of strings (depth 4 at most);
+#: anything deeper is a mistake or an attack, refused before any walk or encoder recurses into it.
+MAX_RULES_DEPTH = 16
+
+
+def loads_rules(text: str, *, source: str = "<rules>") -> dict[str, Any]:
+    """The TOML text of a rules file as its tables; :class:`InputError` for anything unreadable,
+    nested too deeply (inline arrays and tables) included, never a RecursionError."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not a TOML rules file: {exc}", source=source) from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively: a few thousand "[" is enough.
+        raise InputError("not a TOML rules file: nested too deeply", source=source) from None
+    check_rules_depth(doc, source)
+    return doc
+
+
+def check_rules_depth(doc: Any, source: str) -> None:
+    """Refuse rules nested deeper than :data:`MAX_RULES_DEPTH` (TOML or the same tables as JSON)."""
+    try:
+        check_depth(doc, MAX_RULES_DEPTH, source)
+    except LimitError:
+        raise InputError(
+            f"not a rules file: nested deeper than {MAX_RULES_DEPTH} levels (rules are tables of lists)", source=source
+        ) from None
+
+
 def load_rules(path: str | os.PathLike[str]) -> RuleSet:
     data, label = read_bytes(path, max_bytes=4 * 1024 * 1024)
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"not a TOML rules file: {exc}", source=label) from None
-    except RecursionError:
-        # tomllib parses nested arrays and inline tables recursively: a few thousand "[" is enough.
-        raise InputError("not a TOML rules file: nested too deeply", source=label) from None
+    doc = loads_rules(text, source=label)
     return parse_rules(doc, source=label, base_dir=os.path.dirname(os.path.abspath(path)))
 
 

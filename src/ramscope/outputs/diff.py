@@ -24,7 +24,15 @@ from ..errors import InputError
 from ..governance.facts import Effect, access_effect
 from .report import IDENTITIES, TIERS
 
-__all__ = ["admin_diff", "check_report_shape", "diff_reports", "render_admin_text", "render_diff_text", "risk_line"]
+__all__ = [
+    "admin_diff",
+    "check_report_shape",
+    "diff_reports",
+    "render_admin_text",
+    "render_diff_text",
+    "report_difference",
+    "risk_line",
+]
 
 DIFF_VERSION = 1
 
@@ -83,6 +91,47 @@ def check_report_shape(doc: Mapping[str, Any], *, source: str = "") -> None:
     for i, a in enumerate(accesses):
         if a.get("scopes") is not None and not _strs(a["scopes"]):
             raise bad(f"/accesses/{i}/scopes", "scopes are not a list of strings")
+
+
+#: What two derivations of the same card, with the same options, specs and ramscope, may differ in:
+#: when and how a spec was obtained (fetched now or read from the cache or a cassette, and where that
+#: file is), the names the card and the policy were read by, the generator, and the diagnostics
+#: (said, never judged). Everything else, what ``check`` and ``diff`` judge included, must be equal.
+_VOLATILE: dict[str, frozenset[str]] = {
+    "": frozenset({"generator", "diagnostics"}),
+    "/card": frozenset({"source"}),
+    "/policy": frozenset({"source"}),
+    "/specs/*": frozenset({"fetched_at", "origin", "provenance"}),
+}
+
+
+def report_difference(saved: Any, fresh: Any, where: str = "") -> str | None:
+    """The JSON pointer of the first place a saved report says other than a fresh derivation of its
+    card, or ``None`` when they agree on everything but what :data:`_VOLATILE` names.
+
+    A saved report is a claim about a card; ``check`` and ``diff`` judge it only once it is shown to
+    be what the card derives (issue 30: a report with its scopes removed, card path and sha256 kept,
+    passed ``check``)."""
+    if isinstance(saved, dict) and isinstance(fresh, dict):
+        pattern = "/".join("*" if part.isdigit() else part for part in where.split("/"))
+        skip = _VOLATILE.get(pattern, frozenset())
+        for key in sorted((set(saved) | set(fresh)) - skip):
+            if key not in saved or key not in fresh:
+                return f"{where}/{key}"
+            found = report_difference(saved[key], fresh[key], f"{where}/{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(saved, list) and isinstance(fresh, list):
+        if len(saved) != len(fresh):
+            return where or "/"
+        for i, (a, b) in enumerate(zip(saved, fresh, strict=True)):
+            found = report_difference(a, b, f"{where}/{i}")
+            if found is not None:
+                return found
+        return None
+    # bool is an int to Python (True == 1): a report saying `true` where the card derives `1` differs.
+    return None if type(saved) is type(fresh) and saved == fresh else (where or "/")
 
 
 def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,5 +11,6 @@ from __future__ import annotations
 
 from .core import Service
 from .operations import Answer, CardSource, Refusal, ServiceLimits
+from .pool import PolicyCards
 
-__all__ = ["Answer", "CardSource", "Refusal", "Service", "ServiceLimits"]
+__all__ = ["Answer", "CardSource", "PolicyCards", "Refusal", "Service", "ServiceLimits"]

@@ -16,6 +16,7 @@ Safe by default:
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import os
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.applications import Starlette
@@ -43,7 +44,10 @@ from .operations import diff as op_diff
 from .operations import scopes as op_scopes
 from .operations import validate as op_validate
 
-__all__ = ["check_bind", "create_app", "is_loopback", "read_token", "serve"]
+if TYPE_CHECKING:
+    import uvicorn
+
+__all__ = ["check_bind", "create_app", "guarded_protocol", "is_loopback", "make_server", "read_token", "serve"]
 
 #: Fewer characters than this is not a secret worth the name (``openssl rand -hex 32`` gives 64).
 MIN_TOKEN_CHARS = 16
@@ -103,6 +107,8 @@ def create_app(service: Service, *, token: bytes | None = None, loopback: bool =
             try:
                 if loopback and not _loopback_host(request.headers.get("host", "")):
                     raise Refusal(421, "misdirected", "this server answers to loopback host names only")
+                if request.method == "POST":
+                    _same_origin_only(request)
                 if auth and token is not None:
                     _authorize(request, token)
                 return await handler(request)
@@ -125,17 +131,19 @@ def create_app(service: Service, *, token: bytes | None = None, loopback: bool =
         chunks: list[bytes] = []
         size = 0
         try:
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limits.max_body_bytes:
-                    raise Refusal(
-                        413, "body-too-large", f"the body is over the limit of {limits.max_body_bytes:,} bytes"
-                    )
-                chunks.append(chunk)
+            # A body trickled a byte at a time (or never sent) must not hold a connection for ever.
+            async with asyncio.timeout(limits.read_timeout):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > limits.max_body_bytes:
+                        raise Refusal(
+                            413, "body-too-large", f"the body is over the limit of {limits.max_body_bytes:,} bytes"
+                        )
+                    chunks.append(chunk)
         except ClientDisconnect:
             raise Refusal(400, "bad-input", "the client went away while sending the body") from None
-        if size and not _is_json(request.headers.get("content-type", "")):
-            raise Refusal(415, "unsupported-media-type", "the body must be application/json")
+        except TimeoutError:
+            raise Refusal(408, "read-timeout", f"the body did not arrive within {limits.read_timeout:g} s") from None
         return b"".join(chunks)
 
     async def card_source(request: Request, allowed: tuple[str, ...] = ()) -> CardSource:
@@ -214,6 +222,29 @@ def _loopback_host(header: str) -> bool:
     return host.lower() in _LOOPBACK_NAMES or is_loopback(host)
 
 
+def _same_origin_only(request: Request) -> None:
+    """Refuse what a web page can make a browser send: a POST from another origin.
+
+    A page may send a "simple" cross-origin POST (``text/plain``, an empty body, a form) without a
+    CORS preflight; with ``?url=`` an empty body is a whole request, so every POST must say
+    ``Content-Type: application/json``, which a page cannot set cross-origin without a preflight
+    this server never answers (issue 30 item 6: an empty ``text/plain`` POST was served). Browsers
+    also say where a request comes from: an ``Origin`` other than this server's own, or a
+    ``Sec-Fetch-Site`` other than ``same-origin`` / ``none`` (``same-site`` is another port of
+    localhost too), is refused outright. Clients that are not browsers send neither.
+    """
+    if not _is_json(request.headers.get("content-type", "")):
+        raise Refusal(
+            415, "unsupported-media-type", "a POST must be sent as Content-Type: application/json (an empty body too)"
+        )
+    origin = request.headers.get("origin")
+    if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+        raise Refusal(403, "cross-origin", "requests from web pages of another origin are refused")
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site.lower() not in ("same-origin", "none"):
+        raise Refusal(403, "cross-origin", f"requests from web pages of another origin are refused ({site})")
+
+
 def _authorize(request: Request, token: bytes) -> None:
     scheme, _, presented = request.headers.get("authorization", "").partition(" ")
     # Compared as bytes, in constant time; a header that is not ASCII is simply not the token.
@@ -247,16 +278,16 @@ def _choice(params: Mapping[str, str], name: str, allowed: tuple[str, ...], defa
 
 
 def _answered(answer: Answer) -> Response:
-    return Response(
-        answer.body,
-        status_code=answer.status,
-        media_type=answer.media_type,
-        headers={"x-ramscope-exit-code": str(answer.exit_code)},
-    )
+    headers = {"x-ramscope-exit-code": str(answer.exit_code)}
+    if answer.policy is not None:
+        headers["x-ramscope-policy"] = answer.policy
+    return Response(answer.body, status_code=answer.status, media_type=answer.media_type, headers=headers)
 
 
 def _refused(r: Refusal) -> Response:
     headers = {"www-authenticate": 'Bearer realm="ramscope"'} if r.status == 401 else None
+    if r.status == 408:  # the rest of the body may still come: the connection is not reused
+        headers = {"connection": "close"}
     return Response(orjson.dumps(r.to_dict()), status_code=r.status, media_type="application/json", headers=headers)
 
 
@@ -281,6 +312,106 @@ def bind(host: str, port: int) -> tuple[socket.socket, str]:
     return sock, f"http://{shown}:{bound_port}"
 
 
+def make_server(service: Service, *, token: bytes | None = None, loopback: bool = True) -> uvicorn.Server:
+    """The uvicorn server of :func:`serve` (not yet listening: ``server.run(sockets=[...])``)."""
+    import uvicorn  # noqa: PLC0415
+
+    limits = service.limits
+    config = uvicorn.Config(
+        create_app(service, token=token, loopback=loopback),
+        http=guarded_protocol(limits.read_timeout, limits.max_client_connections),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        limit_concurrency=MAX_CONNECTIONS,
+        timeout_keep_alive=5,
+        h11_max_incomplete_event_size=64 * 1024,
+        server_header=False,
+    )
+    return uvicorn.Server(config)
+
+
+_BUSY_CLIENT = orjson.dumps(
+    {"error": {"status": 503, "code": "busy", "message": "this client has too many connections open"}}
+)
+
+
+def guarded_protocol(read_timeout: float, per_client: int) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP/1.1 protocol, with what it lacks against idle sockets (issue 30 item 7: 256 idle
+    TCP connections made the server answer 503 to everyone for as long as they stayed open).
+
+    * a **head timeout**: a connection that has not sent a whole request head ``read_timeout``
+      seconds after it opened (or after its last answer) is closed; uvicorn's keep-alive timer
+      starts only after a first answer, and stops at the first byte of the next request;
+    * a **per-client bound**: one client address holds at most ``per_client`` connections; beyond,
+      a new one is answered 503 and closed at once, so one client cannot take all 256.
+
+    The body's own timeout is the application's (``read_timeout`` again, 408).
+    """
+    import h11  # noqa: PLC0415
+    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415
+
+    #: Open connections by client address, for this server's connections only (a class per server).
+    counts: dict[str, int] = {}
+    refusal = (
+        b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        + f"content-length: {len(_BUSY_CLIENT)}\r\n\r\n".encode()
+        + _BUSY_CLIENT
+    )
+
+    class GuardedH11Protocol(H11Protocol):
+        _head_timer: asyncio.TimerHandle | None = None
+        _counted: str | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            address = self.client[0] if self.client else ""
+            if counts.get(address, 0) >= per_client:
+                transport.write(refusal)
+                transport.close()
+                return
+            counts[address] = counts.get(address, 0) + 1
+            self._counted = address
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._head_timer is not None and self.conn.their_state is not h11.IDLE:
+                self._disarm()  # the head is in: the body's timeout is the application's
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._disarm()
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            if self._counted is not None:
+                left = counts.get(self._counted, 1) - 1
+                if left > 0:
+                    counts[self._counted] = left
+                else:
+                    counts.pop(self._counted, None)
+                self._counted = None
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._head_timer = self.loop.call_later(read_timeout, self._head_timed_out)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
 def serve(
     service: Service,
     *,
@@ -290,25 +421,12 @@ def serve(
     ready: Callable[[str], object] | None = None,
 ) -> None:
     """Listen until interrupted. ``ready(url)`` is called once the socket listens (before any request)."""
-    import uvicorn  # noqa: PLC0415
-
     check_bind(host, token)
     try:
         sock, url = bind(host, port)
     except OSError as exc:
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    app = create_app(service, token=token, loopback=is_loopback(host))
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        limit_concurrency=MAX_CONNECTIONS,
-        timeout_keep_alive=5,
-        h11_max_incomplete_event_size=64 * 1024,
-        server_header=False,
-    )
-    server = uvicorn.Server(config)
+    server = make_server(service, token=token, loopback=is_loopback(host))
     if ready is not None:
         ready(url)
     try:

@@ -215,6 +215,30 @@ def _root_dir(uri: str) -> Path | None:
     return Path(os.path.realpath(unquote(parts.path)))
 
 
+#: Bytes a message may take beyond its arguments' bound (the JSON-RPC envelope, names, a tier ...).
+ENVELOPE_BYTES = 64 * 1024
+#: Levels a tool call wraps a card in: the message, ``params``, ``arguments``.
+ENVELOPE_DEPTH = 3
+
+
 def run_stdio(service: Service) -> None:
-    """Serve MCP on stdin/stdout until the client closes them."""
-    create_server(service).run("stdio")
+    """Serve MCP on stdin/stdout until the client closes them, every message bounded before it is
+    parsed (:mod:`.mcp_stdio`): ``--max-body-bytes`` (and the envelope) in bytes, the card's nesting
+    bound (and the envelope's levels) in depth."""
+    import anyio  # noqa: PLC0415
+
+    from .mcp_stdio import bounded_stdio_streams  # noqa: PLC0415
+
+    server = create_server(service)
+    limits = service.limits
+    lowlevel = server._lowlevel_server  # the SDK's run_stdio_async, over a bounded transport
+
+    async def main() -> None:
+        async with bounded_stdio_streams(
+            max_line=limits.max_body_bytes + ENVELOPE_BYTES,
+            max_depth=limits.max_depth + ENVELOPE_DEPTH,
+            max_nodes=limits.card_limits().max_yaml_nodes,
+        ) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+    anyio.run(main)

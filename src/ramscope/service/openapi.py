@@ -34,7 +34,11 @@ _EXIT_HEADER: dict[str, Any] = {
     "X-Ramscope-Exit-Code": {
         "description": "The exit code the CLI gives for the same input (docs/cli.md).",
         "schema": {"type": "integer"},
-    }
+    },
+    "X-Ramscope-Policy": {
+        "description": "On a server with --policy: whether the card got it (it is one --policy-card names).",
+        "schema": {"type": "string", "enum": ["applied", "not-applied"]},
+    },
 }
 
 
@@ -51,7 +55,9 @@ def _common_errors() -> dict[str, Any]:
         "400": _error("The input cannot be read: not a JSON object, a query parameter not allowed, a URL refused."),
         "401": _error("A bearer token is required (the server was given --token-file) and none or another came."),
         "413": _error("The body is over the size limit."),
-        "415": _error("A POST body must be application/json."),
+        "403": _error("A POST from a web page of another origin (Origin, Sec-Fetch-Site)."),
+        "408": _error("The request's body did not arrive within the read timeout."),
+        "415": _error("A POST must be sent as application/json, an empty body included."),
         "502": _error("The card could not be fetched from `url`."),
         "503": _error("Every worker stayed busy until the request's deadline."),
         "504": _error("Not answered within the request deadline."),
@@ -146,7 +152,11 @@ def openapi_document() -> dict[str, Any]:
                                     "required": ["card", "rules"],
                                     "additionalProperties": False,
                                     "properties": {
-                                        "card": {**_ANY_OBJECT, "description": "A card, or a saved report."},
+                                        "card": {
+                                            **_ANY_OBJECT,
+                                            "description": "A card (a saved report is refused: the service "
+                                            "cannot verify it against its card).",
+                                        },
                                         "rules": {
                                             "description": "The rules (docs/rules.md): TOML, or its tables as JSON.",
                                             "oneOf": [{"type": "string"}, _ANY_OBJECT],
@@ -166,7 +176,7 @@ def openapi_document() -> dict[str, Any]:
             "/v1/diff": {
                 "post": {
                     "operationId": "diff",
-                    "summary": "Permissions added or removed between two cards or saved reports (`ramscope diff`).",
+                    "summary": "Permissions added or removed between two cards (`ramscope diff`; no saved reports).",
                     "requestBody": {
                         "required": True,
                         "content": {

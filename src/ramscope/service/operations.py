@@ -12,21 +12,22 @@ store (the same guard as every spec a card names), and rules come in the request
 
 from __future__ import annotations
 
-import tomllib
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
 
-from .._parse import Limits, parse_bytes
+from .._parse import Limits, check_depth, parse_bytes
 from ..card import Card, load_card
 from ..derive import Engine
 from ..documents import SpecKind
 from ..errors import BlockedURLError, FetchError, FetchTimeoutError, InputError, LimitError, RamscopeError
 from ..outputs.report import Report
+from ..store import SpecStore
 from .explain import explain_accesses
-from .pool import Usage
+from .pool import Cancelled, Usage
 
 __all__ = [
     "STATUS_OF_EXIT",
@@ -67,6 +68,11 @@ class ServiceLimits:
     max_depth: int = 64
     #: Seconds a request may take, waiting for a worker included.
     deadline: float = 60.0
+    #: Seconds a client has to send a request's head, and then its body: an idle or trickling
+    #: socket is closed (408) instead of holding one of the server's connections for ever.
+    read_timeout: float = 10.0
+    #: Connections one client address may hold open at once (the server's total is 256).
+    max_client_connections: int = 32
 
     def card_limits(self) -> Limits:
         return Limits(max_bytes=self.max_body_bytes, max_depth=self.max_depth, max_yaml_nodes=100_000)
@@ -81,6 +87,9 @@ class Answer:
     media_type: str = "application/json"
     #: The JSON document, when the body is one (MCP tools return it as structured content).
     doc: Any = field(default=None, compare=False)
+    #: For a server with a policy: whether the card got it ("applied") or not, being none the
+    #: operator named ("not-applied"); ``None`` when the server has none or no card was derived.
+    policy: str | None = None
 
     @property
     def status(self) -> int:
@@ -148,16 +157,15 @@ def parse_json_object(data: bytes, limits: ServiceLimits, *, what: str = "the re
     return doc
 
 
-def load_input_card(engine: Engine, src: CardSource, limits: ServiceLimits) -> Card:
-    """The card of a request. A URL is fetched through the engine's store as an A2A card (the card
-    itself, or the agent's well-known card path): the guard, cache and limits of every fetch apply."""
+def load_input_card(engine: Engine, src: CardSource, limits: ServiceLimits, usage: Usage | None = None) -> Card:
+    """The card of a request. A URL is fetched as an A2A card (the card itself, or the agent's
+    well-known card path) under the guard, cache and timeouts of every fetch, and read no further
+    than the card bound while it streams (:func:`fetch_card`)."""
     try:
         if src.url is not None:
-            fetched = engine.store.get(src.url, kind_hint=SpecKind.A2A)
-            body = fetched.body
-            if len(body) > limits.max_body_bytes:
-                raise Refusal(502, "card-too-large", f"{src.url}: the card is over {limits.max_body_bytes:,} bytes")
-            return load_card(body, name=src.url, limits=limits.card_limits())
+            if usage is not None and usage.cancel.is_set():
+                raise Cancelled
+            return load_card(fetch_card(engine, src.url, limits), name=src.url, limits=limits.card_limits())
         if src.data is not None:
             if len(src.data) > limits.max_body_bytes:
                 raise Refusal(413, "body-too-large", f"the card is over the limit of {limits.max_body_bytes:,} bytes")
@@ -166,7 +174,9 @@ def load_input_card(engine: Engine, src: CardSource, limits: ServiceLimits) -> C
             # Parsed here, not by the caller, so the report's diagnostics carry line and column.
             return load_card(src.data, name=src.label, limits=limits.card_limits())
         if src.doc is not None:
-            # Already parsed (an MCP argument, a part of a diff or check body): bounded all the same.
+            # Already parsed (an MCP argument, a part of a diff or check body): bounded all the same,
+            # depth first (the encoder below would recurse into it).
+            check_depth(src.doc, limits.max_depth, src.label)
             try:
                 size = len(orjson.dumps(src.doc))
             except TypeError as exc:
@@ -179,9 +189,28 @@ def load_input_card(engine: Engine, src: CardSource, limits: ServiceLimits) -> C
     raise Refusal(400, "bad-input", "no card given")
 
 
+def fetch_card(engine: Engine, url: str, limits: ServiceLimits) -> bytes:
+    """The bytes of the card at ``url``, through a store of the request's own whose byte bound is
+    the card's: the download stops there, instead of at the 64 MiB of a spec (issue 30 item 8:
+    a card of 64 MiB was read whole, refused as over 1 MiB afterwards, and kept in the shared
+    store's memo for the generation's life). Closed when the card is read: nothing is kept."""
+    settings = dataclasses.replace(engine.settings, max_spec_bytes=limits.max_body_bytes)
+    with SpecStore(settings) as store:
+        fetched = store.get(url, kind_hint=SpecKind.A2A)
+        too_large = Refusal(502, "card-too-large", f"{url}: the card is over {limits.max_body_bytes:,} bytes")
+        if fetched.size > limits.max_body_bytes:  # a cached copy, written under another bound: not loaded
+            raise too_large
+        body = bytes(fetched.body)
+        if len(body) > limits.max_body_bytes:
+            raise too_large
+        return body
+
+
 def _report_doc(engine: Engine, src: CardSource, limits: ServiceLimits, usage: Usage) -> tuple[Report, Card]:
-    card = load_input_card(engine, src, limits)
-    report = engine.derive(card)
+    card = load_input_card(engine, src, limits, usage)
+    # The operator's policy only for the cards the operator named (the pool knows which).
+    deriving = usage.engine_for(card) if usage.engine_for is not None else engine
+    report = deriving.derive(card)
     _note(report, usage)
     return report, card
 
@@ -269,25 +298,30 @@ def validate(engine: Engine, usage: Usage, src: CardSource, limits: ServiceLimit
     from ..outputs.diagnostics import CardDiagnostics, render_json  # noqa: PLC0415
     from ..validate import validate as validate_card  # noqa: PLC0415
 
-    card = load_input_card(engine, src, limits)
+    card = load_input_card(engine, src, limits, usage)
     diags = validate_card(card)
     return _json_answer(render_json([CardDiagnostics(card, diags)])[0], 1 if has_errors(diags) else 0)
 
 
 def _side(engine: Engine, doc: Any, label: str, limits: ServiceLimits, usage: Usage) -> dict[str, Any]:
-    """A card (derived) or a saved report (checked), as ``diff`` and ``check`` take either."""
-    from ..outputs.diff import check_report_shape  # noqa: PLC0415
-
+    """A card, derived (``diff`` and ``check`` judge what the card derives, never a report's claim)."""
     if not isinstance(doc, dict):
-        raise Refusal(400, "bad-input", f"{label} must be a JSON object (a card or a saved report)")
-    if doc.get("report_version") is not None and "tiers" in doc:
-        try:
-            check_report_shape(doc, source=label)
-        except InputError as exc:
-            raise refusal_of(exc) from None
-        return doc
+        raise Refusal(400, "bad-input", f"{label} must be a JSON object (a card)")
+    _no_saved_report(doc, label)
     report, _ = _report_doc(engine, CardSource(doc=doc, label=label), limits, usage)
     return report.to_dict()
+
+
+def _no_saved_report(doc: Mapping[str, Any], label: str) -> None:
+    """A saved report is a claim about a card, verified on the CLI against the card beside it; the
+    service reads no card file, so it cannot verify one (issue 30: a forged report, its scopes
+    removed, was judged as it claimed)."""
+    if doc.get("report_version") is not None and "tiers" in doc:
+        raise Refusal(
+            400,
+            "saved-report-refused",
+            f"{label} is a saved report, which the service cannot verify against its card: post the card itself",
+        )
 
 
 def diff(engine: Engine, usage: Usage, body: Mapping[str, Any], limits: ServiceLimits) -> Answer:
@@ -315,29 +349,25 @@ def check(engine: Engine, usage: Usage, body: Mapping[str, Any], limits: Service
     as TOML text or as the same tables in JSON."""
     from ..governance.check import check_report, results_json  # noqa: PLC0415
     from ..governance.locate import Locator  # noqa: PLC0415
-    from ..governance.rules import parse_rules  # noqa: PLC0415
+    from ..governance.rules import check_rules_depth, loads_rules, parse_rules  # noqa: PLC0415
 
     _only_keys(body, {"card", "rules"}, required={"card", "rules"})
     raw = body["rules"]
-    if isinstance(raw, str):
-        try:
-            raw = tomllib.loads(raw)
-        except tomllib.TOMLDecodeError as exc:
-            raise Refusal(400, "bad-input", f"rules: not TOML: {exc}") from None
-    if not isinstance(raw, dict):
+    if not isinstance(raw, str | dict):
         raise Refusal(400, "bad-input", "rules must be TOML text or a JSON object of the same tables")
     try:
+        # Nested TOML (thousands of "[") was a RecursionError, HTTP 500 (issue 30 item 14).
+        raw = loads_rules(raw, source="rules") if isinstance(raw, str) else raw
+        check_rules_depth(raw, "rules")
         rules = parse_rules(raw, source="rules")
     except InputError as exc:
         raise refusal_of(exc) from None
     card_doc = body["card"]
     if not isinstance(card_doc, dict):
-        raise Refusal(400, "bad-input", "card must be a JSON object (a card or a saved report)")
-    if card_doc.get("report_version") is not None and "tiers" in card_doc:
-        report, locator = _side(engine, card_doc, "card", limits, usage), Locator()
-    else:
-        derived, card = _report_doc(engine, CardSource(doc=card_doc, label="card"), limits, usage)
-        report, locator = derived.to_dict(), Locator.for_card(card)
+        raise Refusal(400, "bad-input", "card must be a JSON object (a card)")
+    _no_saved_report(card_doc, "card")
+    derived, card = _report_doc(engine, CardSource(doc=card_doc, label="card"), limits, usage)
+    report, locator = derived.to_dict(), Locator.for_card(card)
     result = check_report(report, rules, locator)
     doc = results_json([result], rules)
     return _json_answer(doc, int(doc["exit_code"]))

@@ -22,21 +22,104 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import orjson
+
+from ..card import Card
 from ..config import Settings
 from ..derive import Engine
 from ..derive.policy import Policy
 from ..store import SpecStore
 
-__all__ = ["Busy", "DeadlineExceeded", "EnginePool", "Usage"]
+__all__ = ["Busy", "CancellableStore", "Cancelled", "DeadlineExceeded", "EnginePool", "PolicyCards", "Usage"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyCards:
+    """The cards the operator's policy is for, by digest.
+
+    A policy's pins name accesses and operations by the ids a card gives them, and a card posted by
+    a stranger chooses its own ids: matched by id alone, the operator's "no authorization needed"
+    for their own public-holidays call served any card that named an operation the same way. So the
+    policy applies only to cards the operator named when starting the server, by content: the
+    sha256 of the card's bytes (``card.sha256`` of a report), or of its canonical JSON (keys sorted,
+    no whitespace), so the same card posted re-encoded (an MCP argument) is still known.
+    """
+
+    digests: frozenset[str] = frozenset()
+
+    @staticmethod
+    def canonical_digest(document: Mapping[str, Any]) -> str:
+        return hashlib.sha256(orjson.dumps(dict(document), option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+    @classmethod
+    def of_cards(cls, cards: Iterable[Card], digests: Iterable[str] = ()) -> PolicyCards:
+        found = {d.lower() for d in digests}
+        for card in cards:
+            found |= {card.sha256, cls.canonical_digest(card.document)}
+        return cls(frozenset(found))
+
+    def names(self, card: Card) -> bool:
+        if not self.digests:
+            return False
+        if card.sha256 in self.digests:
+            return True
+        try:
+            return self.canonical_digest(card.document) in self.digests
+        except TypeError:  # not JSON-encodable (an integer past 64 bits): not one the operator named
+            return False
+
+
+class Cancelled(Exception):
+    """The request's deadline passed: its work stops at the next fetch instead of going on unseen."""
+
+
+class CancellableStore:
+    """The generation's shared store as one request's work sees it: each ``get`` and ``prefetch``
+    first checks the request's ``cancel`` event, so a request answered 504 fetches nothing more.
+
+    (Issue 30 item 9: after the 504, the worker went on fetching every spec of the card.) A
+    ``prefetch`` is done ``jobs`` URLs at a time, checking between: what is in flight when the
+    deadline passes finishes under its own timeouts; nothing new starts.
+    """
+
+    def __init__(self, store: SpecStore, cancel: threading.Event) -> None:
+        self._store = store
+        self._cancel = cancel
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    @property
+    def shared(self) -> SpecStore:
+        """The generation's store this request's work goes through."""
+        return self._store
+
+    def check(self) -> None:
+        if self._cancel.is_set():
+            raise Cancelled
+
+    def get(self, url: str, **kw: Any) -> Any:
+        self.check()
+        return self._store.get(url, **kw)
+
+    def prefetch(self, urls: Iterable[tuple[str, Any]], **kw: Any) -> dict[str, Any]:
+        todo = list(dict.fromkeys(urls))
+        step = max(1, self._store.settings.jobs)
+        out: dict[str, Any] = {}
+        for at in range(0, len(todo), step):
+            self.check()
+            out.update(self._store.prefetch(todo[at : at + step], **kw))
+        return out
 
 
 class DeadlineExceeded(Exception):
@@ -53,6 +136,13 @@ class Usage:
 
     spec_urls: set[str] = field(default_factory=set)
     failed: bool = False
+    #: The engine to derive ``card`` on (set by the pool): the one with the operator's policy for a
+    #: card the operator named, else the plain one (see :class:`PolicyCards`).
+    engine_for: Callable[[Card], Engine] | None = None
+    #: Set when the request's deadline passed: its work stops at the next fetch (:class:`Cancelled`).
+    cancel: threading.Event = field(default_factory=threading.Event)
+    #: Whether a card of this request was derived with the operator's policy (``None``: no card asked).
+    policy_applied: bool | None = None
 
 
 class _Generation:
@@ -60,7 +150,8 @@ class _Generation:
 
     def __init__(self, settings: Settings, born: float) -> None:
         self.store = SpecStore(settings)
-        self.idle: list[Engine] = []
+        #: Idle engines, by whether they carry the operator's policy.
+        self.idle: dict[bool, list[Engine]] = {False: [], True: []}
         self.engines = 0
         self.active = 0
         self.born = born
@@ -69,9 +160,10 @@ class _Generation:
         self.retired = False
 
     def close(self) -> None:
-        for engine in self.idle:
-            engine.close()  # does not close the shared store (the engine does not own it)
-        self.idle.clear()
+        for engines in self.idle.values():
+            for engine in engines:
+                engine.close()  # does not close the shared store (the engine does not own it)
+            engines.clear()
         self.store.close()
 
 
@@ -83,6 +175,7 @@ class EnginePool:
         settings: Settings,
         policy: Policy,
         *,
+        policy_cards: PolicyCards | None = None,
         workers: int = 4,
         refresh_after: float = 3600.0,
         max_specs: int = 512,
@@ -93,6 +186,7 @@ class EnginePool:
             raise ValueError("workers must be >= 1")
         self.settings = settings
         self.policy = policy
+        self.policy_cards = policy_cards or PolicyCards()
         self.workers = workers
         self.refresh_after = refresh_after
         self.max_specs = max_specs
@@ -107,6 +201,9 @@ class EnginePool:
         self._closed = False
         #: Generations retired so far (the health endpoint says it).
         self.retired = 0
+        #: Works running now (in any thread), and a condition to wait for none (tests, shutdown).
+        self._running = 0
+        self._quiet = threading.Condition(self._lock)
 
     # ------------------------------------------------------------------ borrowing
 
@@ -118,14 +215,19 @@ class EnginePool:
             if self._stale(gen):
                 self._retire(gen)
                 gen = self._gen = _Generation(self.settings, self._clock())
+        return gen, self._borrow(gen, policied=False)
+
+    def _borrow(self, gen: _Generation, *, policied: bool) -> Engine:
+        with self._lock:
             gen.active += 1
-            if gen.idle:
-                return gen, gen.idle.pop()
+            idle = gen.idle[policied]
+            if idle:
+                return idle.pop()
             gen.engines += 1
         # Built outside the lock: an engine is cheap, but not free, and others may be waiting.
-        return gen, Engine(self.settings, policy=self.policy, store=gen.store)
+        return Engine(self.settings, policy=self.policy if policied else Policy(), store=gen.store)
 
-    def _give(self, gen: _Generation, engine: Engine, usage: Usage) -> None:
+    def _give(self, gen: _Generation, engine: Engine, usage: Usage, *, policied: bool = False) -> None:
         close_gen = False
         with self._lock:
             gen.active -= 1
@@ -135,7 +237,7 @@ class EnginePool:
                 engine.close()
                 close_gen = gen.active == 0
             else:
-                gen.idle.append(engine)
+                gen.idle[policied].append(engine)
         if close_gen:
             gen.close()
 
@@ -155,14 +257,71 @@ class EnginePool:
 
     # ------------------------------------------------------------------ running
 
-    def call(self, work: Callable[[Engine, Usage], T]) -> T:
-        """``work(engine, usage)`` in the calling thread, on a borrowed engine (tests, the bench)."""
-        gen, engine = self._take()
-        usage = Usage()
+    def call(self, work: Callable[[Engine, Usage], T], *, cancel: threading.Event | None = None) -> T:
+        """``work(engine, usage)`` in the calling thread, on a borrowed engine (tests, the bench).
+        Once ``cancel`` is set, the work's next fetch raises :class:`Cancelled`."""
+        with self._lock:
+            self._running += 1
+        try:
+            gen, engine = self._take()
+        except BaseException:
+            self._done()
+            raise
+        usage = Usage(cancel=cancel or threading.Event())
+        store = CancellableStore(gen.store, usage.cancel)
+        engine.store = store
+        policied: list[Engine] = []
+
+        def engine_for(card: Card) -> Engine:
+            if not self.policy_cards.names(card):
+                usage.policy_applied = bool(usage.policy_applied)
+                return engine
+            usage.policy_applied = True
+            if not policied:
+                extra = self._borrow(gen, policied=True)
+                extra.store = store
+                policied.append(extra)
+            return policied[0]
+
+        usage.engine_for = engine_for
+        stopped = False
         try:
             return work(engine, usage)
+        except Cancelled:
+            stopped = True
+            raise
         finally:
-            self._give(gen, engine, usage)
+            for one, is_policied in [(engine, False), *((p, True) for p in policied)]:
+                one.store = gen.store
+                if stopped:
+                    # Stopped mid-derivation: what it noted as prefetched was not all fetched.
+                    with self._lock:
+                        gen.engines -= 1
+                    one.close()
+                    self._give_back_slot(gen, usage)
+                else:
+                    self._give(gen, one, usage if not is_policied else Usage(), policied=is_policied)
+            self._done()
+
+    def _give_back_slot(self, gen: _Generation, usage: Usage) -> None:
+        close_gen = False
+        with self._lock:
+            gen.active -= 1
+            gen.spec_urls |= usage.spec_urls
+            close_gen = gen.retired and gen.active == 0
+        if close_gen:
+            gen.close()
+
+    def _done(self) -> None:
+        with self._lock:
+            self._running -= 1
+            if self._running == 0:
+                self._quiet.notify_all()
+
+    def wait_quiet(self, timeout: float) -> bool:
+        """Wait until no work runs, in any thread (a request past its deadline included)."""
+        with self._quiet:
+            return self._quiet.wait_for(lambda: self._running == 0, timeout)
 
     async def run(self, work: Callable[[Engine, Usage], T], *, deadline: float) -> T:
         """``work(engine, usage)`` in a worker thread, within ``deadline`` seconds from now.
@@ -182,9 +341,11 @@ class EnginePool:
         except TimeoutError:
             raise Busy from None
 
+        cancel = threading.Event()
+
         def job() -> T:
             try:
-                return self.call(work)
+                return self.call(work, cancel=cancel)
             finally:
                 # The loop may be gone by then (a request past its deadline, the server shut down).
                 with contextlib.suppress(RuntimeError):
@@ -195,11 +356,17 @@ class EnginePool:
         except BaseException:
             slots.release()
             raise
+        # Its exception (Cancelled, after a deadline) is nobody's to see once the answer has gone.
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             # shield: a deadline (or a client gone) stops the waiting, not the thread's own release.
             return await asyncio.wait_for(asyncio.shield(future), timeout=max(until - loop.time(), 0.0))
         except TimeoutError:
+            cancel.set()  # the work stops at its next fetch (its thread then frees the worker)
             raise DeadlineExceeded from None
+        except asyncio.CancelledError:
+            cancel.set()  # the client went away, or the server is stopping: nobody waits for it
+            raise
 
     # ------------------------------------------------------------------ lifecycle
 
