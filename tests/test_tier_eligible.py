@@ -210,6 +210,58 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalH
         yield srv, engine
 
 
+def _derive_generated(engine: Engine, manifest: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = engine.derive({"name": "generated", "resourceAccessManifest": manifest}).to_dict()
+    return out
+
+
+def _notes_card(srv: LocalHTTPServer, route: str, ops: list[tuple[str, list[list[str]]]]) -> dict[str, Any]:
+    """One resource on the generated spec at ``route``, one REQUIRED END_USER access per operation."""
+    srv.route(route, body=_generated_spec(ops))
+    return {
+        "resources": [
+            {
+                "id": "notes",
+                "interaction_protocol": "REST",
+                "owner": "CONSUMER",
+                "display_name": "Notes",
+                "spec": {"spec_url": srv.url(route)},
+            }
+        ],
+        "operations": [
+            {"id": f"o{i}", "resource": "notes", "api_operation_spec": {"operation_id": f"op{i}"}}
+            for i in range(len(ops))
+        ],
+        "resource_accesses": [
+            {
+                "id": f"a{i}",
+                "operation": f"o{i}",
+                "identity_used": "END_USER",
+                "necessity": "REQUIRED",
+                "access_justification": "generated",
+            }
+            for i in range(len(ops))
+        ],
+    }
+
+
+def test_a_read_listed_for_a_write_never_yields_to_an_app_only_scope_for_a_user(
+    generated: tuple[LocalHTTPServer, Engine],
+) -> None:
+    """A POST listing notes.read beside bot.notes (held only by an app without a signed-in user): the read
+    is suspect for a write, but a user's delegation cannot hold bot.notes, so it is never what the read
+    is read as; with notes.write listed too, that is the pick, in the access and in its tier."""
+    srv, engine = generated
+    alone = _derive_generated(engine, _notes_card(srv, "/app-only.json", [("post", [["bot.notes"], ["notes.read"]])]))
+    assert [a["scopes"] for a in alone["accesses"]] == [["notes.read"]]
+    both = _derive_generated(
+        engine,
+        _notes_card(srv, "/app-only-and-write.json", [("post", [["bot.notes"], ["notes.read"], ["notes.write"]])]),
+    )
+    assert [a["scopes"] for a in both["accesses"]] == [["notes.write"]]
+    assert both["tiers"]["REQUIRED"]["END_USER"]["scopes"] == ["notes.write"]
+
+
 def _judged(access: dict[str, Any]) -> list[tuple[str, ...]]:
     """The alternatives the access's own choice judged able, read from its record alone: the ranking's
     eligible ones while the pick is one of them; once the pick is one the ranking set aside (a write,
@@ -258,8 +310,12 @@ def test_every_tier_choice_is_one_its_own_choice_judged_able(
             for j, (op, necessity) in enumerate(accesses)
         ],
     }
-    r = engine.derive({"name": "generated", "resourceAccessManifest": manifest}).to_dict()
+    r = _derive_generated(engine, manifest)
     by_id = {a["id"]: a for a in r["accesses"]}
+    for a in r["accesses"]:
+        if a["complete"]:
+            own = next(x for x in a["alternatives"] if x["scopes"] == a["scopes"] and x["compatible"] is not False)
+            assert not (own["set_aside"] or "").startswith("only an app"), a  # a user cannot hold it
     levels = {"REQUIRED": 1, "RECOMMENDED": 2, "OPTIONAL": 3}
     below: set[str] = set()
     for tier in ("REQUIRED", "RECOMMENDED", "OPTIONAL"):

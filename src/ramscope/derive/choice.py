@@ -935,12 +935,18 @@ def _set_aside_writer(
     accepts (the read's family, or the access's own API): what a suspect read is read as."""
     writers = [
         alt
-        for alt, _why in ranked.set_aside
+        for alt, why in ranked.set_aside
         if alt.scopes
         and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
         and keep(alt)
+        and not why.startswith(_UNHOLDABLE)
     ]
     return choose_least_privilege(space, writers, api=api) if writers else None
+
+
+#: How the ranking sets aside what the access's identity cannot hold at all (an app's own permission,
+#: for a user's delegation): no reading of a suspect read makes it the pick, nor a tier's.
+_UNHOLDABLE = "only an app authenticating as itself can hold it"
 
 
 def _tier_alternatives(
