@@ -189,8 +189,11 @@ def test_provenance_recorded(graph: Catalog) -> None:
     assert graph.source["repository"].endswith("microsoftgraph/microsoft-graph-devx-content")
     additions_file = "src/ramscope/providers/data/microsoft-graph.additions.json"
     additions = hashlib.sha256((REPO / additions_file).read_bytes()).hexdigest()
-    assert graph.version == f"2026-08-07+6cbd6bbd.r{additions[:8]}"
+    docs_file = "src/ramscope/providers/data/microsoft-graph.docs.json"
+    docs = hashlib.sha256((REPO / docs_file).read_bytes()).hexdigest()
+    assert graph.version == f"2026-08-07+6cbd6bbd.r{additions[:8]}.d{docs[:8]}"
     assert graph.source["additions"] == {"file": additions_file, "sha256": additions}
+    assert graph.source["docs"] == {"file": docs_file, "sha256": docs}
     assert (VENDOR / "LICENSE").read_text().startswith("MIT") or "MIT" in (VENDOR / "LICENSE").read_text()
 
 

@@ -19,7 +19,7 @@ SCRIPT = ROOT / "scripts" / "least_eval" / "check.py"
 DATA = ROOT / "scripts" / "least_eval" / "operations.jsonl"
 HEADER = f"{'provider':<16} {'rows':>5} {'agree':>6} {'wrong':>6} {'silent':>7} {'(no data)':>10} {'wrong+silent':>13}"
 #: Rows per provider in operations.jsonl (update with the data set).
-ROWS = {"google": 133, "microsoft-graph": 453, "github": 246}
+ROWS = {"google": 143, "microsoft-graph": 458, "github": 246}  # issue 35 added gg-134..143, ms-454..458
 ROW_LINE = re.compile(r"^(google|microsoft-graph|github) +\d+ +\d+ +\d+ +\d+ +\d+ +\d+\.\d%$")
 
 

@@ -80,7 +80,16 @@ def _pre_commit(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
 
 def test_hooks_file_declares_validate_and_check() -> None:
     hooks = {h["id"]: h for h in yaml.safe_load(HOOKS.read_text("utf-8"))}
-    assert set(hooks) == {"ramscope-validate", "ramscope-check", "ramscope-validate-system", "ramscope-check-system"}
+    assert set(hooks) == {
+        "ramscope-validate",
+        "ramscope-check",
+        "ramscope-validate-system",
+        "ramscope-check-system",
+        "ramscope-audit-code",
+        "ramscope-audit-code-system",
+    }
+    assert hooks["ramscope-audit-code"]["entry"] == "ramscope audit"
+    assert hooks["ramscope-audit-code"]["pass_filenames"] is False
     assert hooks["ramscope-check"]["entry"] == "ramscope check"
     assert hooks["ramscope-validate"]["language"] == "python"
     assert hooks["ramscope-check-system"]["language"] == "system"

@@ -161,13 +161,16 @@ def test_notion_other_operations(
 def test_notion_users_without_email_is_offered_not_a_coin_toss(
     derive: Callable[..., Report], server: LocalHTTPServer
 ) -> None:
-    """Listing Notion users: user information with email is picked and without email offered as narrower
-    (the same users, fewer fields), never an "ambiguous" tie between the two capabilities."""
+    """Listing Notion users: user information without email does the job (the same users, fewer fields) and is
+    picked (issue 35: the narrowest of the capabilities Notion documents); with email, which includes it, is
+    set aside as the broader, never an "ambiguous" tie between the two capabilities."""
     report, a = one(derive, server, "/notion.json", "get-users")
-    assert a.scopes == ["read_user_with_email"]
+    assert a.scopes == ["read_user_without_email"]
     assert a.choice["ambiguous"] is False
-    assert [n["scopes"] for n in a.choice["narrower"]] == [["read_user_without_email"]]
-    assert a.choice["narrower"][0]["limits"] == ["no email addresses: users come back without their email"]
+    why = {tuple(x["scopes"]): x["set_aside"] for x in a.alternatives if x.get("compatible", True)}
+    assert why[("read_user_with_email",)] == (
+        "broader: the provider documents it as including read_user_without_email, which is listed and does the job"
+    )
     assert "ambiguous-scope-choice" not in codes(report)
 
 
@@ -418,17 +421,21 @@ def test_box_scopes_by_path(derive: Callable[..., Report], server: LocalHTTPServ
 
 def test_zendesk_read_for_gets_write_for_writes(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
     """Zendesk (basicAuth only in its spec): a GET needs the OAuth scope read, a POST or PUT write, per
-    Zendesk's scopes page; the basic credential stays offered as full access."""
+    Zendesk's scopes page, narrowed to the resource where Zendesk names it (tickets:read, issue 35; the
+    broad read stays listed); the basic credential stays offered as full access."""
     report, a = one(derive, server, "/shapes-zendesk.json", "ListTickets")
-    assert a.scopes == ["read"]
+    assert a.scopes == ["tickets:read"]
+    assert ["read"] in [x["scopes"] for x in a.alternatives or []]
     assert a.requirements_source == f"catalog:zendesk@{snapshot_versions()['catalog:zendesk']}"
     assert [(o["source"], o["kind"]) for o in a.options] == [("spec", "full-access")]
     assert a.provider_notes == []
     assert "requires-admin" not in codes(report)
     _, b = one(derive, server, "/shapes-zendesk.json", "CreateTicket")
-    assert b.scopes == ["write"]
+    assert b.scopes == ["tickets:write"]
     _, c = one(derive, server, "/shapes-zendesk.json", "ShowTicket", "AGENT")
-    assert c.scopes == ["read"]
+    assert c.scopes == ["tickets:read"]
+    _, d = one(derive, server, "/shapes-zendesk.json", "ShowUser")
+    assert d.scopes == ["users:read"]
 
 
 def test_zendesk_admin_only_endpoints_say_administrator(derive: Callable[..., Report], server: LocalHTTPServer) -> None:
@@ -441,10 +448,10 @@ def test_zendesk_admin_only_endpoints_say_administrator(derive: Callable[..., Re
     assert a.provider_notes[0]["reference"].startswith("https://developer.zendesk.com/")
     assert "requires-admin" in codes(report)
     _, b = one(derive, server, "/shapes-zendesk.json", "ListAuditLogs", "AGENT")
-    assert b.scopes == ["read"]
+    assert b.scopes == ["auditlogs:read"]
     assert [n["principal"] for n in b.provider_notes] == ["administrator"]
     report, c = one(derive, server, "/shapes-zendesk.json", "DeleteTicket", "AGENT")
-    assert c.scopes == ["write"]
+    assert c.scopes == ["tickets:write"]
     assert c.provider_notes == []
     assert "requires-admin" not in codes(report)
 

@@ -186,3 +186,12 @@ def test_path_options_still_give_paths() -> None:
     )
     assert args.cache_dir == Path("/tmp/x")
     assert args.output == Path("r.json")
+
+
+def test_validate_of_a_json_card_imports_no_spec_machinery() -> None:
+    """A card is read by the stdlib's json (it reports duplicate keys); orjson, tempfile (rapidyaml's
+    stderr capture), difflib (suggestions) and pathlib wait until a command needs them (issue 36)."""
+    loaded = _modules_after(
+        f"from ramscope.cli import main\ntry:\n    main(['validate', {str(EXAMPLE)!r}])\nexcept SystemExit:\n    pass"
+    )
+    assert {"orjson", "tempfile", "difflib", "pathlib", "shutil", "uuid"} & loaded == set()

@@ -301,10 +301,15 @@ def test_no_choice_opens_more_of_google_than_an_alternative_sample() -> None:
 @pytest.mark.slow
 def test_no_choice_opens_more_of_google_than_an_alternative_all() -> None:
     """All 610 documents (28,137 methods): 0 within each class now, 6,384 with the choice made inside
-    each document; what a permission reaches departs from the plain lattice for 1,153 methods."""
+    each document; what a permission reaches departs from the plain lattice for 1,189 methods (1,153
+    before issue 35: the 36 more are the role-bound scopes now held back for a user's own, YouTube's
+    youtubepartner and youtubepartner-channel-audit, the Reseller and Classroom teacher scopes, and
+    Classroom's profile and own-guardian slices; still no choice opens more than another of its class)."""
     totals = _check_script().check()
     assert totals["documents"] == 610
     assert totals["violations"] == 0
-    assert totals["departures"] == 1153
+    assert totals["departures"] == 1189
     assert totals["larger"] == 0
-    assert totals["violations_spec_local"] == 6384
+    # 6,382 on main since the merges of 2026-12-02 (main at 00dd48d gives it without issue 35): the
+    # spec-local choice is the plain lattice inside each document, which this change does not touch.
+    assert totals["violations_spec_local"] == 6382

@@ -284,22 +284,23 @@ def expand_card_args(args: Iterable[str]) -> list[str]:
 
     Duplicates are dropped, first occurrence kept, so a card named twice is derived once.
     """
-    from pathlib import Path  # noqa: PLC0415 - not on the start-up path (issue 36)
-
     out: list[str] = []
     for arg in args:
-        path = Path(arg)
-        if arg == "-" or path.is_file():
+        # os.path for the files most runs name (pathlib costs start-up, issue 36); Path's spelling of a
+        # directory (no trailing "/", no "./") for the cards found in it.
+        if arg == "-" or os.path.isfile(arg):
             out.append(arg)
-        elif path.is_dir():
-            found = sorted(_cards_in(str(path)))
+        elif os.path.isdir(arg):
+            from pathlib import Path  # noqa: PLC0415
+
+            found = sorted(_cards_in(str(Path(arg))))
             if not found:
                 raise InputError("directory holds no .json, .yaml or .yml files", source=arg)
             out.extend(found)
         elif _has_magic(arg):
             import glob  # noqa: PLC0415
 
-            matches = sorted(m for m in glob.glob(arg, recursive=True) if Path(m).is_file())
+            matches = sorted(m for m in glob.glob(arg, recursive=True) if os.path.isfile(m))
             if not matches:
                 raise InputError("no file matches this pattern", source=arg)
             out.extend(matches)

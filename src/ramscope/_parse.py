@@ -29,16 +29,12 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-import orjson
 
 if TYPE_CHECKING:
     import yaml
@@ -142,7 +138,7 @@ def read_document(
 ) -> ParsedDocument:
     data, source = read_bytes(path, max_bytes=limits.max_bytes)
     if fmt is None and source != "<stdin>":
-        suffix = Path(source).suffix.lower()
+        suffix = os.path.splitext(source)[1].lower()
         fmt = "yaml" if suffix in (".yaml", ".yml") else "json" if suffix == ".json" else None
     return parse_bytes(data, source=source, limits=limits, fmt=fmt)
 
@@ -205,7 +201,12 @@ def _parse_json(text: str, source: str, limits: Limits) -> ParsedDocument:
     check_json_nodes(text, limits.max_yaml_nodes, source)
     try:
         # Strict: the stdlib parser, which can report duplicate keys; else orjson, ~3x faster.
-        value = json.loads(text, object_pairs_hook=_no_duplicate_keys) if limits.strict_keys else orjson.loads(text)
+        if limits.strict_keys:
+            value = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        else:
+            import orjson  # noqa: PLC0415 - cards are read by the stdlib (duplicate keys); orjson costs start-up
+
+            value = orjson.loads(text)
     except _DuplicateKey as dup:
         pos = _find_json_key(text, dup.key)
         raise InputError(
@@ -730,6 +731,8 @@ def _ryml_stderr_dropped() -> Iterator[None]:
     They would quote a stranger's document at the user, and libyaml's error is the one ramscope
     reports. Anything else written to the descriptor meanwhile is passed on afterwards.
     """
+    import tempfile  # noqa: PLC0415 - only when rapidyaml parses: tempfile costs start-up (issue 36)
+
     with _STDERR_LOCK, tempfile.TemporaryFile() as sink:
         sys.stderr.flush()
         saved = os.dup(2)

@@ -15,14 +15,11 @@ equality, so later stages can point their diagnostics at the input.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import typing
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeVar, get_args, get_origin
-
-import orjson
 
 from .diagnostics import Diagnostic, Severity, join_pointer, rule
 
@@ -174,6 +171,8 @@ class _Message:
         return _dump(self, style)
 
     def to_json(self, style: Style = "snake", *, indent: bool = True) -> str:
+        import orjson  # noqa: PLC0415 - reading a card needs none of it (start-up, issue 36)
+
         opt = orjson.OPT_INDENT_2 if indent else 0
         return orjson.dumps(self.to_dict(style), option=opt).decode()
 
@@ -292,6 +291,8 @@ class ResourceAccessManifest(_Message):
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ResourceAccessManifest:
+        import orjson  # noqa: PLC0415
+
         return cls.from_dict(orjson.loads(text))
 
 
@@ -403,6 +404,8 @@ def _parse_message(cls: type[M], obj: object, ptr: str, diags: list[Diagnostic])
         fptr = join_pointer(ptr, key)
         fi = table.get(key)
         if fi is None:
+            import difflib  # noqa: PLC0415 - only for a misspelt field
+
             guess = difflib.get_close_matches(key, list(table), n=1, cutoff=0.75)
             diags.append(
                 UNKNOWN_FIELD(
@@ -453,6 +456,8 @@ def _parse_value(fi: _FieldInfo, raw: object, ptr: str, diags: list[Diagnostic])
         # The first member is the UNSPECIFIED one: never a value to suggest.
         names = [m.name for m in fi.target][1:]
         shown = raw if isinstance(raw, str | int) and not isinstance(raw, bool) else _json_type(raw)
+        import difflib  # noqa: PLC0415 - only for a misspelt enum value
+
         guess = difflib.get_close_matches(str(raw).upper(), names, n=1, cutoff=0.6) if isinstance(raw, str) else []
         diags.append(
             UNKNOWN_ENUM(
@@ -488,7 +493,9 @@ def _parse_value(fi: _FieldInfo, raw: object, ptr: str, diags: list[Diagnostic])
 
 
 def _quote(s: str) -> str:
-    return orjson.dumps(s[:40]).decode()
+    import json  # noqa: PLC0415
+
+    return json.dumps(s[:40], ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------- dumping

@@ -37,9 +37,10 @@ def _configure_draft(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "evidence",
         metavar="EVIDENCE",
-        nargs="+",
+        nargs="*",
         help="HAR files, OTLP/JSON trace files, JSON Lines logs of MCP JSON-RPC (gzip or not)",
     )
+    _code_option(p)
     p.add_argument(
         "--spec",
         metavar="PREFIX=SPEC_URL",
@@ -55,27 +56,47 @@ def _configure_draft(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _code_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--code",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="the agent's source: a file or directory of Python / TypeScript / JavaScript, read statically "
+        "(never imported or run); repeatable",
+    )
+
+
+def _need_input(args: argparse.Namespace) -> None:
+    from ..errors import InputError
+
+    if not args.evidence and not args.code:
+        raise InputError("give evidence files, --code PATH, or both")
+
+
 def _run_draft(args: argparse.Namespace) -> int:
     from ..evidence import draft
     from ..evidence.hosts import parse_spec_option
 
+    _need_input(args)
     specs = [parse_spec_option(s) for s in args.spec]
     with output(args, args.evidence) as write:
-        result = draft(args.evidence, specs=specs, settings=settings_from_args(args))
+        result = draft(args.evidence, code=args.code, specs=specs, settings=settings_from_args(args))
         write(json.dumps(result.card, indent=2, ensure_ascii=False) + "\n")
     if args.report:
         from .._io import atomic_write, check_output
 
         atomic_write(
-            check_output(args.report, protect=[*args.evidence]),
+            check_output(args.report, protect=[*args.evidence, *args.code]),
             json.dumps(result.report(), indent=2, ensure_ascii=False) + "\n",
         )
     _say(args, list(result.diagnostics))
     if not args.quiet:
         more = f" ({result.unmatched_more} more distinct unmatched calls not listed)" if result.unmatched_more else ""
+        unresolved = f", {len(result.unresolved)} call site(s) of the code unresolved" if args.code else ""
         sys.stderr.write(
             f"ramscope: drafted {result.operations} operation(s) from {result.matched} of {result.calls} call(s); "
-            f"{len(result.unmatched)} distinct call(s) unmatched{more}\n"
+            f"{len(result.unmatched)} distinct call(s) unmatched{more}{unresolved}\n"
         )
     return EXIT_OK
 
@@ -85,7 +106,8 @@ def _run_draft(args: argparse.Namespace) -> int:
 
 def _configure_audit(p: argparse.ArgumentParser) -> None:
     p.add_argument("card", metavar="CARD", help="the agent card (or bare manifest) to audit")
-    p.add_argument("evidence", metavar="EVIDENCE", nargs="+", help="HAR, OTLP/JSON or MCP JSON-RPC log files")
+    p.add_argument("evidence", metavar="EVIDENCE", nargs="*", help="HAR, OTLP/JSON or MCP JSON-RPC log files")
+    _code_option(p)
     grant = p.add_mutually_exclusive_group()
     grant.add_argument(
         "--granted", metavar="SCOPES", help='the scopes the agent\'s token holds, space-separated ("SCOPE SCOPE ...")'
@@ -105,14 +127,15 @@ def _run_audit(args: argparse.Namespace) -> int:
     from ..derive.policy import Policy, load_policy
     from ..evidence import audit
 
+    _need_input(args)
     granted = args.granted.split() if args.granted is not None else None
     # The card is derived as `derive` would, with the global --policy (its pins are the card's scopes too).
     policy = load_policy(args.policy) if getattr(args, "policy", None) else Policy()
     with (
-        output(args, [args.card, *args.evidence, *([args.token] if args.token else [])]) as write,
+        output(args, [args.card, *args.evidence, *args.code, *([args.token] if args.token else [])]) as write,
         Engine(settings_from_args(args), policy=policy) as engine,
     ):
-        result = audit(args.card, args.evidence, granted=granted, token=args.token, engine=engine)
+        result = audit(args.card, args.evidence, code=args.code, granted=granted, token=args.token, engine=engine)
         if args.format == "json":
             write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
         elif args.format == "sarif":
@@ -160,18 +183,27 @@ def _sarif(result: AuditResult) -> dict[str, Any]:
     for d in result.diagnostics:
         if d.code not in index:
             continue
+        file, line = d.data.get("file"), d.data.get("line")
+        if isinstance(file, str) and file and isinstance(line, int):
+            # A call site of the code: the finding sits on that line (GitHub code scanning annotates it).
+            location: dict[str, Any] = {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _code_uri(file)},
+                    "region": {"startLine": max(line, 1)},
+                }
+            }
+        else:
+            location = {
+                "physicalLocation": {"artifactLocation": {"uri": uri, "index": 0}},
+                "logicalLocations": [{"fullyQualifiedName": d.path or "/", "kind": "element"}],
+            }
         out.append(
             {
                 "ruleId": d.code,
                 "ruleIndex": index[d.code],
                 "level": level[d.severity.value],
                 "message": {"text": d.message},
-                "locations": [
-                    {
-                        "physicalLocation": {"artifactLocation": {"uri": uri, "index": 0}},
-                        "logicalLocations": [{"fullyQualifiedName": d.path or "/", "kind": "element"}],
-                    }
-                ],
+                "locations": [location],
                 "properties": dict(d.data),
             }
         )
@@ -183,16 +215,33 @@ def _sarif(result: AuditResult) -> dict[str, Any]:
     )
 
 
+def _code_uri(file: str) -> str:
+    """A source file's SARIF URI: relative (to the working directory, where CI checks the repository out) when
+    it can be, else a file URI."""
+    import os
+    from pathlib import Path, PurePath
+
+    path = PurePath(file)
+    if path.is_absolute():
+        try:
+            return (
+                Path(os.path.relpath(path)).as_posix() if not os.path.relpath(path).startswith("..") else path.as_uri()
+            )
+        except ValueError:
+            return path.as_uri()
+    return path.as_posix()
+
+
 COMMANDS: list[Command] = [
     Command(
         "draft",
-        "Draft a card from recorded traffic (HAR, OTLP/JSON traces, MCP JSON-RPC logs).",
+        "Draft a card from recorded traffic (HAR, OTLP/JSON traces, MCP JSON-RPC logs) and the agent's code (--code).",
         _configure_draft,
         _run_draft,
     ),
     Command(
         "audit",
-        "Hold a card (and a token's scopes) against recorded traffic; exit 6 on undeclared calls.",
+        "Hold a card (and a token's scopes) against recorded traffic and code; exit 6 on undeclared calls.",
         _configure_audit,
         _run_audit,
     ),

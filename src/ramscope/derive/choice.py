@@ -60,6 +60,7 @@ from .rules import (
     NARROWER_OPTION,
     PIN_NOT_ALTERNATIVE,
     PROVIDER_DATA_SUSPECT,
+    ROLE_ONLY,
     SLICE_ONLY,
     UNIVERSE_UNREADABLE,
 )
@@ -330,6 +331,7 @@ class Choosing(RunState):
                     operation_id=p.found.entry.operation_id or p.found.entry.key,
                     identity=p.access.identity_used,
                     allow_admin=self.policy.allow_admin,
+                    allow_role=self.policy.allow_role_bound,
                 )
                 best = choose_least_privilege(self.space, list(ranked.eligible), api=None) if ranked.eligible else None
                 other = best.alternative.scopes if best is not None else None
@@ -401,6 +403,21 @@ class Choosing(RunState):
 
         return reach_of
 
+    def _part_of(self, p: Pending) -> Callable[[Alternative], str | None]:
+        """alternative -> the other API whose part of the access's operation all its scopes do, if any
+        (``providers.universe.Universe.part_of``: Cloud Storage's scopes on a BigQuery job)."""
+        api = _api_of(self.space, p.found.entry)
+        by_server = {u.server: u for u in self.space.universes}
+
+        def part_of(alt: Alternative) -> str | None:
+            homes: set[str | None] = set()
+            for atom in alt.atoms:
+                u = by_server.get(atom.namespace) if atom.is_scope else None
+                homes.add(u.part_of((atom.namespace, atom.scope), api) if u is not None and api else None)
+            return next(iter(homes)) if len(homes) == 1 else None
+
+        return part_of
+
     def _rank(self, p: Pending, candidates: list[Alternative], listed: list[dict[str, Any]]) -> Ranked:
         """Rank the usable alternatives by what they reach (``derive.reach``), and say so."""
         a = p.access
@@ -410,9 +427,12 @@ class Choosing(RunState):
             operation_id=p.found.entry.operation_id or p.found.entry.key,
             identity=a.identity_used,
             allow_admin=self.policy.allow_admin,
+            allow_role=self.policy.allow_role_bound,
             opted=lambda scope: (
                 self.policy.slice_opted(a.id, p.resource.id, scope) or self.policy.made_available(scope)
             ),
+            part_of=self._part_of(p),
+            resource=str(p.found.entry.extra.get("access_from_type") or ""),
         )
         why = {alt.atoms: w for alt, w in ranked.set_aside}
         offered = {alt.atoms: rs for alt, rs in ranked.narrower}
@@ -449,12 +469,18 @@ class Choosing(RunState):
                     None,
                 )
             )
-        if ranked.fallback in ("admin", "slice"):
-            rule = ADMIN_ONLY if ranked.fallback == "admin" else SLICE_ONLY
+        if ranked.fallback in ("admin", "role", "slice"):
+            rule = {"admin": ADMIN_ONLY, "role": ROLE_ONLY}.get(ranked.fallback, SLICE_ONLY)
+            roles = sorted(
+                {r.condition for alt in ranked.eligible for r in _classes(ranked, alt) if r.principal is Principal.ROLE}
+            )
             what = (
                 "the pick is an administrator's permission (no user's own alternative does the job as "
                 "narrowly): the operation acts on an organisation as its administrator"
                 if ranked.fallback == "admin"
+                else "the pick is a role-bound permission (no ordinary account's alternative does the job as "
+                "narrowly): " + ("; ".join(roles) or "only the holder of a role can use it")
+                if ranked.fallback == "role"
                 else "every alternative reaches only part of the data: "
                 + "; ".join(sorted({ranked.classes[s].narrowing for alt in ranked.eligible for s in alt.scopes} - {""}))
             )
@@ -475,7 +501,14 @@ class Choosing(RunState):
         if not _writes(entry.method, entry.path.rstrip("/").rsplit("/", 1)[-1]) or not picked:
             return choice
         families = {permission_family(r.scope) for r in picked}
-        better = _set_aside_writer(
+
+        def marked(alt: Alternative) -> bool:
+            return bool(alt.terms) and all(set(t.scopes) <= set(entry.least.get(t.scheme, ())) for t in alt.terms)
+
+        # The provider's own mark on a set that writes (AppRoleAssignment.ReadWrite.All with
+        # Application.Read.All to assign an app role; BookingsAppointment.ReadWrite.All to update a
+        # booking customer) first, then the read's family's write.
+        better = _set_aside_writer(ranked, space, api, marked, partly=True) or _set_aside_writer(
             ranked, space, api, lambda alt: all(permission_family(s) in families for s in alt.scopes)
         )
         self.diags.append(
@@ -699,7 +732,7 @@ class Choosing(RunState):
         assert p.catalog is not None
         families = endpoint_families(p.catalog.name, entry.path)
         if not families:
-            return marked
+            return self._named_family(p, candidates, marked)
 
         def own(alt: Alternative) -> bool:
             return bool(alt.scopes) and all(permission_family(s) in families for s in alt.scopes)
@@ -719,6 +752,55 @@ class Choosing(RunState):
                     f"privileged for {entry.method} {entry.path}, a permission of another resource family than "
                     f"the endpoint's ({', '.join(sorted(families))}); read as the provider wrote it, the pick would be "
                     f"{' or '.join(_alt_label(m) for m in marked)}; read by the endpoint's family, "
+                    f"{' or '.join(_alt_label(c) for c in consistent)}, which is picked",
+                    data={"marked": [m.scopes for m in marked], "family": [c.scopes for c in consistent]},
+                ),
+                None,
+            )
+        )
+        return consistent
+
+    def _named_family(
+        self, p: Pending, candidates: Sequence[Alternative], marked: list[Alternative]
+    ) -> list[Alternative]:
+        """The family check where the table knows none of the path's words: an endpoint whose own resource
+        (its last segment) is named by a listed family (``Organization`` for GET /organization) is that
+        family's; a mark on a family no segment names and that is no kin of it
+        (``DeviceManagementServiceConfig.Read.All``) yields to the eligible ones of that family."""
+        entry = p.catalog_entry
+        assert entry is not None
+        segments = [seg.lower() for seg in entry.path.split("/") if seg and not seg.startswith("{")]
+        if not segments:
+            return marked
+        last = segments[-1].rsplit(".", 1)[-1]
+        words = {last, last.removesuffix("s"), last + "s"}
+        own_families = {
+            permission_family(s) for alt in candidates for s in alt.scopes if permission_family(s).lower() in words
+        }
+        if not own_families:
+            return marked
+
+        def foreign(scope: str) -> bool:
+            fam = permission_family(scope)
+            return not any(fam.startswith(f) or f.startswith(fam) for f in own_families) and not any(
+                fam.lower() in seg for seg in segments
+            )
+
+        if not all(m.scopes and all(foreign(s) for s in m.scopes) for m in marked):
+            return marked
+        consistent = [
+            alt for alt in candidates if alt.scopes and all(permission_family(s) in own_families for s in alt.scopes)
+        ]
+        if not consistent:
+            return marked
+        self.diags.append(
+            (
+                PROVIDER_DATA_SUSPECT(
+                    p.access.loc.pointer,
+                    f"access {p.access.id!r}: the provider marks {', '.join(_alt_label(m) for m in marked)} least "
+                    f"privileged for {entry.method} {entry.path}, a permission of another resource family than the "
+                    f"one the endpoint names ({', '.join(sorted(own_families))}); read as the provider wrote it, the "
+                    f"pick would be {' or '.join(_alt_label(m) for m in marked)}; read by the endpoint's family, "
                     f"{' or '.join(_alt_label(c) for c in consistent)}, which is picked",
                     data={"marked": [m.scopes for m in marked], "family": [c.scopes for c in consistent]},
                 ),
@@ -929,17 +1011,21 @@ def _reads_only(choice: Choice, ranked: Ranked) -> list[Reach]:
 
 
 def _set_aside_writer(
-    ranked: Ranked, space: GrantSpace, api: str | None, keep: Callable[[Alternative], bool]
+    ranked: Ranked, space: GrantSpace, api: str | None, keep: Callable[[Alternative], bool], *, partly: bool = False
 ) -> Choice | None:
     """The least of the write permissions the ranking set aside for a listed read, among those ``keep``
-    accepts (the read's family, or the access's own API): what a suspect read is read as."""
+    accepts (the read's family, or the access's own API): what a suspect read is read as. ``partly``:
+    a set with one write permission beside reads (a write and the read of what it writes to) counts."""
+    level_of = ranked.classes
+
+    def writes(alt: Alternative) -> bool:
+        levels = [level_of[s].level.name if s in level_of else "" for s in alt.scopes]
+        return "WRITE" in levels and (partly or set(levels) == {"WRITE"}) and set(levels) <= {"WRITE", "READ"}
+
     writers = [
         alt
         for alt, why in ranked.set_aside
-        if alt.scopes
-        and all(s in ranked.classes and ranked.classes[s].level.name == "WRITE" for s in alt.scopes)
-        and keep(alt)
-        and not why.startswith(_UNHOLDABLE)
+        if alt.scopes and writes(alt) and keep(alt) and not why.startswith(_UNHOLDABLE)
     ]
     return choose_least_privilege(space, writers, api=api) if writers else None
 
@@ -990,6 +1076,10 @@ def _rival(alt: Alternative, mask: int, best: int, ranked: Ranked | None) -> dic
         "universe_operations": mask.bit_count(),
         "relation": "equal" if mask == best else "incomparable",
     } | ({"reach": ranked.reach_json(alt)} if ranked is not None else {})
+
+
+def _classes(ranked: Ranked, alt: Alternative) -> list[Reach]:
+    return [ranked.classes[s] for s in alt.scopes if s in ranked.classes]
 
 
 def _reach_json(ranked: Ranked, alt: Alternative) -> dict[str, Any]:

@@ -22,6 +22,8 @@
 
     allow_admin = false          # administrator permissions compete with a user's own (default:
                                  # set aside while a non-administrator alternative does the job)
+    allow_role_bound = false     # role-bound permissions (a YouTube content owner's, a reseller's,
+                                 # a Classroom teacher's) compete likewise (default: set aside)
 
     [[slice]]                    # opt an access (or every access of a resource) into a slice
     access = "save-report"       # permission: it is picked where it fits, instead of offered
@@ -111,6 +113,8 @@ class Policy:
     github_family: str = "fine-grained"
     #: What the app may request: (provider name, server URL or "*" for every server, scope globs).
     available: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Role-bound permissions (a YouTube partner's, a reseller's, a teacher's) compete with a user's own.
+    allow_role_bound: bool = False
 
     def is_available(self, namespace: str, scope: str) -> bool:
         """May the app request ``scope`` of authorization server ``namespace``? True where the policy
@@ -173,6 +177,7 @@ class Policy:
                 ],
             }
             | ({"allow_admin": True} if self.allow_admin else {})
+            | ({"allow_role_bound": True} if self.allow_role_bound else {})
             | (
                 {
                     "slices": [
@@ -200,6 +205,7 @@ _TOP_KEYS = {
     *("exclude", "prefer", "pin", "use_default_excludes", "version", "catalogs", "allow_admin", "slice"),
     "available",
 }
+_TOP_KEYS |= {"allow_role_bound"}
 _SLICE_KEYS = {"access", "resource", "scopes", "reason"}
 _CATALOG_KEYS = {"accounts", "resources", "github"}
 _PIN_KEYS = {"access", "operation", "scopes", "scheme", "reason"}
@@ -260,6 +266,9 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
     allow_admin = doc.get("allow_admin", False)
     if not isinstance(allow_admin, bool):
         raise PolicyError("expected true or false", source=source, pointer="/allow_admin")
+    allow_role_bound = doc.get("allow_role_bound", False)
+    if not isinstance(allow_role_bound, bool):
+        raise PolicyError("expected true or false", source=source, pointer="/allow_role_bound")
     return Policy(
         tuple(exclude),
         tuple(prefer),
@@ -272,6 +281,7 @@ def policy_from_dict(doc: Mapping[str, Any], *, source: str = "<policy>") -> Pol
         _slices(doc, source),
         github,
         _available(doc.get("available"), source),
+        allow_role_bound=allow_role_bound,
     )
 
 

@@ -105,6 +105,13 @@ ADMIN_ONLY = rule(
     "only an organisation's administrator can grant it.",
     stage=_S,
 )
+ROLE_ONLY = rule(
+    "role-bound-permission",
+    Severity.WARNING,
+    "The pick is a role-bound permission (a YouTube content owner's, a reseller's, a teacher's), as no ordinary "
+    "account's alternative does the job as narrowly: only the holder of that role can use it.",
+    stage=_S,
+)
 SLICE_ONLY = rule(
     "slice-permission-only",
     Severity.WARNING,

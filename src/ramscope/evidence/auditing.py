@@ -31,7 +31,7 @@ from ..specs.model import SpecIndex, SpecKind
 from . import stepup
 from ._auth import jwt_claims
 from ._source import DEFAULT_LIMITS, EvidenceLimits
-from .drafting import summary_diagnostics
+from .drafting import summary_diagnostics, unresolved_diagnostics
 from .hosts import _norm_prefix
 from .match import matcher_for
 from .model import EvidenceSummary, ObservedCall
@@ -125,7 +125,7 @@ class _Auditor:
         self.rest: list[tuple[str, SpecIndex, tuple[str, ...]]] = []
         self.mcp: set[str] = set()
         self.observed: dict[str, int] = {}
-        self.undeclared: dict[tuple[str, str, str], list[Any]] = {}
+        self.undeclared: dict[tuple[str, str, str, str, str], list[Any]] = {}
         self.bad_hosts: dict[str, list[Any]] = {}
         self.calls = 0
         #: (access ids, call, what its answer said it needs): checked against the card's tiers (stepup).
@@ -160,7 +160,17 @@ class _Auditor:
         self.calls += 1
         host = urlsplit(call.url).netloc.lower()
         if host not in self.hosts:
-            self.bad_hosts.setdefault(host, [0, call])[0] += 1
+            hit = self.bad_hosts.setdefault(host, [0, call, []])
+            hit[0] += 1
+            if call.site and len(hit[2]) < 1000:
+                hit[2].append(call.site)
+            return
+        if call.via == "a2a":
+            ids = [i for (url, _key), ids in self.declared.items() if _norm(url) == _norm(call.url) for i in ids]
+            if ids:
+                self._seen(ids)
+            else:
+                self._undeclared(call, "")
             return
         if call.tool:
             key = (_norm(call.url), call.tool)
@@ -171,6 +181,17 @@ class _Auditor:
                 self._undeclared(call, "")
             return
         found = ""
+        if call.operation:
+            # The code names the operation (a Discovery method id, a GitHub operationId): looked up by name.
+            for spec_url, index, _bases in self.rest:
+                hits = index.by_operation_id.get(call.operation, ())
+                if len(hits) != 1:
+                    continue
+                accesses = self.declared.get((spec_url, hits[0].key))
+                if accesses:
+                    self._seen(accesses)
+                    return
+                found = found or f"{call.operation} of {spec_url}"
         for spec_url, index, bases in self.rest:
             if not any(call.url.startswith(b.rstrip("/")) for b in bases):
                 continue
@@ -202,7 +223,8 @@ class _Auditor:
             self.step_ups.append((list(ids), call, call.step_up))
 
     def _undeclared(self, call: ObservedCall, operation: str) -> None:
-        key = (call.method, call.url, call.tool)
+        # A call site of code is a finding of its own (its file:line is where to fix it).
+        key = (call.method, call.url, call.tool, call.operation, call.site)
         hit = self.undeclared.get(key)
         if hit is None:
             if len(self.undeclared) >= _MAX_LISTED:
@@ -236,14 +258,17 @@ def audit(
     card: str | os.PathLike[str] | Card,
     evidence: Iterable[str | os.PathLike[str]],
     *,
+    code: Sequence[str | os.PathLike[str]] = (),
     granted: Sequence[str] | None = None,
     token: str | os.PathLike[str] | None = None,
     settings: Settings | None = None,
     engine: Any = None,
     limits: EvidenceLimits = DEFAULT_LIMITS,
 ) -> AuditResult:
-    """Audit ``card`` against evidence files; ``granted`` scopes or a ``token`` file for the grant check."""
+    """Audit ``card`` against evidence files and the calls of source code (``code``: files or directories, read
+    statically); ``granted`` scopes or a ``token`` file for the grant check."""
     from ..derive import Engine  # noqa: PLC0415
+    from .code import CodeRead, read_code  # noqa: PLC0415
 
     if granted is not None and token is not None:
         raise InputError("give granted scopes or a token, not both")
@@ -257,7 +282,17 @@ def audit(
         summaries: list[EvidenceSummary] = []
         for call in iter_calls(evidence, on_summary=summaries.append, limits=limits):
             a.add(call)
-        diags = [*summary_diagnostics(summaries), *_findings(a, report), *_step_up_findings(a, report)]
+        info = CodeRead()
+        if code:
+            for call in read_code(code, info):
+                a.add(call)
+            summaries.extend(info.summaries)
+        diags = [
+            *summary_diagnostics(summaries),
+            *unresolved_diagnostics(info.unresolved),
+            *_findings(a, report),
+            *_step_up_findings(a, report),
+        ]
         needed = _needed(report, a.observed)
         if scopes is not None:
             if token is not None:
@@ -286,21 +321,23 @@ def audit(
 
 def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for host, (count, call) in sorted(a.bad_hosts.items()):
+    for host, (count, call, sites) in sorted(a.bad_hosts.items()):
+        at = f" at {sites[0]}" if sites and sites[0] not in call.label else ""
         out.append(
             UNDECLARED_HOST(
                 "",
-                f"{count} call(s) to {host}, which the card names nowhere (first: {call.label})",
+                f"{count} call(s) to {host}, which the card names nowhere (first: {call.label}{at})",
                 hint="declare the accesses to this host, or find out why the agent calls it",
-                data={"host": host, "count": count, "call": call.label},
+                data={"host": host, "count": count, "call": call.label, "sites": list(sites), **_where(call)},
             )
         )
-    for (_method, _url, tool), (count, call, operation) in a.undeclared.items():
+    for (_method, _url, tool, _op, _site), (count, call, operation) in a.undeclared.items():
         what = f" ({operation})" if operation else ""
+        at = f" at {call.site}" if call.site and call.site not in call.label else ""
         out.append(
             UNDECLARED_CALL(
                 "",
-                f"{call.label}{what}: {count} call(s) that no access of the card declares",
+                f"{call.label}{at}{what}: {count} call(s) that no access of the card declares",
                 hint="declare an access for it (ramscope draft writes one), or stop the agent making it",
                 data={
                     "call": call.label,
@@ -309,6 +346,7 @@ def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
                     "tool": tool or None,
                     "operation": operation or None,
                     "count": count,
+                    **_where(call),
                 },
             )
         )
@@ -323,6 +361,11 @@ def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+def _where(call: ObservedCall) -> dict[str, Any]:
+    """A code call's site, for the finding's data (SARIF puts the finding on that line)."""
+    return {"site": call.site, "file": call.source, "line": call.entry} if call.site else {}
 
 
 def _step_up_findings(a: _Auditor, report: Report) -> list[Diagnostic]:

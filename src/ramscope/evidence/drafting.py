@@ -15,8 +15,10 @@ What the draft decides, and what it leaves to the author:
 * ``identity_used`` from the credential: a user's token (a JWT's ``scp``/user ``sub``, GitHub's
   ``ghp_``/``gho_``/``ghu_``/``github_pat_``, a browser cookie) -> END_USER; client credentials
   (``roles``, ``idtyp: app``, ``ghs_``), an API key, basic auth or no credential -> AGENT; an opaque
-  bearer token -> what the spec's OAuth flows allow, when they allow only one; else left unspecified
-  (``identity-undetermined``), one access per identity seen;
+  bearer token -> what the spec's OAuth flows allow, when they allow only one; else END_USER as a placeholder
+  its justification names (:data:`PLACEHOLDER_IDENTITY`, ``identity-undetermined``), never an unspecified enum
+  that ``validate`` rejects; one access per identity seen; code's own evidence (a user OAuth flow, a service
+  account key) sets the principal of its calls (:mod:`.code`);
 * ``owner``: CONSUMER for END_USER accesses, THIRD_PARTY for AGENT ones;
 * ``necessity`` REQUIRED; ``confirmation_required`` for methods that are not safe (RFC 9110:
   anything but GET, HEAD, OPTIONS, TRACE) and MCP tools that are not read-only and destructive
@@ -53,17 +55,34 @@ from ..specs.model import FlowKind, OperationEntry, SchemeType, SpecIndex, SpecK
 from ..validate import DRAFT_MARKER
 from . import stepup
 from ._source import DEFAULT_LIMITS, EvidenceLimits
-from .hosts import HostIndex, shipped_index
+from .hosts import HostIndex, SpecHint, shipped_index
 from .match import matcher_for
-from .model import AuthKind, EvidenceSummary, ObservedCall, Principal
+from .model import AuthKind, EvidenceSummary, ObservedCall, Principal, UnresolvedCall
 from .read import iter_calls
-from .rules import EVIDENCE_SKIPPED, IDENTITY_UNDETERMINED, UNMATCHED_CALL
+from .rules import EVIDENCE_SKIPPED, IDENTITY_UNDETERMINED, UNMATCHED_CALL, UNRESOLVED_CALL
 from .stepup import StepUp
 
-__all__ = ["PLACEHOLDER", "DraftResult", "UnmatchedCall", "draft", "summary_diagnostics"]
+__all__ = [
+    "PLACEHOLDER",
+    "PLACEHOLDER_IDENTITY",
+    "DraftResult",
+    "UnmatchedCall",
+    "draft",
+    "site_of",
+    "summary_diagnostics",
+]
 
 #: The justification a drafted access carries until its author writes one (``validate``: draft-placeholder).
 PLACEHOLDER = f"{DRAFT_MARKER}: say why the agent needs this access"
+#: Where the evidence does not tell whose credential called an operation, the draft writes END_USER (and so
+#: owner CONSUMER) as a placeholder the justification names, so the card validates (placeholder warnings
+#: only) and derives; the author confirms or changes it.
+PLACEHOLDER_IDENTITY = (
+    f"{DRAFT_MARKER}: identity_used END_USER (and the resource's owner CONSUMER) is a placeholder, the evidence "
+    "does not show whose credential made the call: set it, then say why the agent needs this access"
+)
+#: Call sites of code listed in the draft report (the rest are counted).
+MAX_SITES = 100_000
 #: Distinct unmatched calls kept with their details (the rest are counted).
 MAX_UNMATCHED = 10_000
 #: Distinct shapes of unmatched calls given nearest-operation suggestions (each costs a similarity
@@ -84,6 +103,9 @@ class UnmatchedCall:
     spec_url: str | None = None
     nearest: tuple[str, ...] = ()
     tool: str = ""
+    #: Code: the operation as the code names it, and the call sites (``file:line``).
+    operation: str = ""
+    sites: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +116,8 @@ class UnmatchedCall:
             "reason": self.reason,
             "spec_url": self.spec_url,
             "nearest": list(self.nearest),
+            "operation": self.operation or None,
+            "sites": list(self.sites),
         }
 
 
@@ -110,6 +134,13 @@ class DraftResult:
     unmatched_more: int
     evidence: tuple[EvidenceSummary, ...]
     diagnostics: tuple[Diagnostic, ...]
+    #: Code: every call site read (``site``, ``via``, ``operation`` as the code names it, ``drafted``), the
+    #: sites that could not be resolved, each drafted operation with where it was seen, MCP config servers.
+    call_sites: tuple[Mapping[str, Any], ...] = ()
+    call_sites_more: int = 0
+    unresolved: tuple[UnresolvedCall, ...] = ()
+    seen: tuple[Mapping[str, Any], ...] = ()
+    mcp_servers: tuple[Mapping[str, str], ...] = ()
     #: What servers' answers said drafted operations need (:mod:`.stepup`), each with a policy pin.
     step_up: tuple[Mapping[str, Any], ...] = ()
 
@@ -126,6 +157,22 @@ class DraftResult:
                 for s in self.evidence
             ],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "drafted": [dict(x) for x in self.seen],
+            "call_sites": [dict(x) for x in self.call_sites],
+            "call_sites_more": self.call_sites_more,
+            "unresolved": [
+                {
+                    "site": u.site,
+                    "file": u.source,
+                    "line": u.line,
+                    "via": u.via,
+                    "reason": u.reason,
+                    "text": u.text,
+                    "operation": u.operation or None,
+                }
+                for u in self.unresolved
+            ],
+            "mcp_servers": [dict(x) for x in self.mcp_servers],
             "step_up": [dict(r) for r in self.step_up],
         }
 
@@ -140,6 +187,9 @@ class _Seen:
     count: int = 0
     identities: dict[IdentityType, int] = field(default_factory=dict)
     destructive: bool | None = None
+    #: Evidence formats it was seen in (``code``, ``har`` ...), and its call sites in code.
+    formats: set[str] = field(default_factory=set)
+    sites: list[str] = field(default_factory=list)
     #: What the server's answers said the operation needs (:mod:`.stepup`), with where: distinct, bounded.
     step_ups: list[tuple[StepUp, str]] = field(default_factory=list)
 
@@ -152,6 +202,17 @@ class _Miss:
     reason: str
     spec_url: str | None
     count: int = 0
+    operation: str = ""
+    sites: list[str] = field(default_factory=list)
+
+
+def site_of(call: ObservedCall) -> str:
+    """The operation as a call names it: its operation, its tool, else ``METHOD /path`` (a path template for code)."""
+    if call.tool:
+        return call.tool
+    if call.operation:
+        return call.operation
+    return f"{call.method} {call.path}"
 
 
 def _slug(text: str, limit: int = 60) -> str:
@@ -202,7 +263,9 @@ class _Drafter:
         self.engine = engine
         self.hosts = hosts
         self.seen: dict[tuple[str, str], _Seen] = {}
-        self.misses: dict[tuple[str, str, str], _Miss] = {}
+        self.misses: dict[tuple[str, str, str, str], _Miss] = {}
+        #: (spec URL, operation key) -> the operation id the card declares it by.
+        self.declared: dict[tuple[str, str], str] = {}
         self.misses_more = 0
         self.calls = 0
         self.matched = 0
@@ -221,11 +284,27 @@ class _Drafter:
         if call.tool:
             self._add_tool(call)
             return
+        if call.via == "a2a":
+            self._add_agent(call)
+            return
         url = call.url
         hints = self.hosts.hints_canonical(url if url.endswith("/") else url + "/")
         path = call.path
         tried: str | None = None
         reason = "no spec is known for this URL (give one with --spec PREFIX=SPEC_URL)"
+        if call.operation and self._by_operation(call, hints):
+            return
+        if call.spec and not any(h.source == "option" for h in hints):
+            tried = call.spec
+            problem = self.spec_problems.get(call.spec)
+            reason = (
+                f"spec {call.spec} unavailable: {problem}"
+                if problem is not None
+                else f"spec {call.spec} has no operation {call.operation}"
+            )
+            if not hints:
+                self._miss(call, reason, tried)
+                return
         for hint in hints:
             index = self._index(hint.spec_url, None)
             if index is None:
@@ -244,6 +323,32 @@ class _Drafter:
             elif not reason.startswith("matches"):
                 reason = f"no operation of {hint.spec_url} matches"
         self._miss(call, reason, tried)
+
+    def _by_operation(self, call: ObservedCall, hints: Sequence[SpecHint]) -> bool:
+        """A call whose code names its operation (a Discovery method id, a GitHub operationId): found by that
+        name in the author's ``--spec`` for its URL, else the spec the code names, else the host index's."""
+        options = [h.spec_url for h in hints if h.source == "option"]
+        shipped = [h.spec_url for h in hints if h.source != "option"]
+        for spec_url in dict.fromkeys([*options, *([call.spec] if call.spec and not options else []), *shipped]):
+            index = self._index(spec_url, None)
+            if index is None:
+                continue
+            hits = index.by_operation_id.get(call.operation, ())
+            if len(hits) == 1:
+                self._found(spec_url, index, hits[0], call)
+                return True
+        return False
+
+    def _add_agent(self, call: ObservedCall) -> None:
+        """Another agent called over A2A (code): its card, the agent as a whole."""
+        from ..specs.a2a import CARD_KEY  # noqa: PLC0415
+
+        index = self._index(call.url, SpecKind.A2A)
+        entry = index.operation(CARD_KEY) if index is not None else None
+        if index is None or entry is None:
+            self._miss(call, f"agent card unavailable: {self.spec_problems.get(call.url, '')}", call.url)
+            return
+        self._found(call.url, index, entry, call)
 
     def _add_tool(self, call: ObservedCall) -> None:
         index = self._index(call.url, SpecKind.MCP)
@@ -268,6 +373,9 @@ class _Drafter:
         if s is None:
             s = self.seen[key] = _Seen(spec_url, index, entry)
         s.count += 1
+        s.formats.add(call.fmt.value)
+        if call.site and len(s.sites) < 1000:
+            s.sites.append(call.site)
         ident = _identity(call, entry, index)
         s.identities[ident] = s.identities.get(ident, 0) + 1
         if call.destructive is not None:
@@ -281,14 +389,16 @@ class _Drafter:
             s.step_ups.append((step, f"{call.source}:{call.entry}"))
 
     def _miss(self, call: ObservedCall, reason: str, spec_url: str | None) -> None:
-        key = (call.method, call.url, call.tool)
+        key = (call.method, call.url, call.tool, call.operation)
         m = self.misses.get(key)
         if m is None:
             if len(self.misses) >= MAX_UNMATCHED:
                 self.misses_more += 1
                 return
-            m = self.misses[key] = _Miss(call.method, call.url, call.tool, reason, spec_url)
+            m = self.misses[key] = _Miss(call.method, call.url, call.tool, reason, spec_url, operation=call.operation)
         m.count += 1
+        if call.site and len(m.sites) < 1000:
+            m.sites.append(call.site)
 
     # ------------------------------------------------------------------ the card
 
@@ -328,27 +438,31 @@ class _Drafter:
             if s.step_ups:
                 op = replace(op, description=op.description + stepup.describe(s.step_ups))
             operations.append(op)
+            self.declared[(spec_url, s.entry.key)] = op.id
             first = len(accesses)
             idents = sorted(s.identities, key=lambda i: (i is IdentityType.IDENTITY_TYPE_UNSPECIFIED, i.value))
             known: list[IdentityType] = [i for i in idents if i is not IdentityType.IDENTITY_TYPE_UNSPECIFIED]
             unknown: list[IdentityType] = [IdentityType.IDENTITY_TYPE_UNSPECIFIED]
             for ident in known or unknown:
                 suffix = f"-{ident.name.lower().replace('_', '-')}" if len(known) > 1 else ""
+                undetermined = ident is IdentityType.IDENTITY_TYPE_UNSPECIFIED
                 access = ResourceAccess(
                     id=unique(f"{op.id}-access{suffix}"),
                     operation=op.id,
-                    identity_used=ident,
+                    # A placeholder, never an unspecified enum: the draft validates and derives as it is.
+                    identity_used=IdentityType.END_USER if undetermined else ident,
                     confirmation_required=_confirmation(s.entry, s),
-                    access_justification=PLACEHOLDER,
+                    access_justification=PLACEHOLDER_IDENTITY if undetermined else PLACEHOLDER,
                     necessity=AccessNecessity.REQUIRED,
                 )
                 accesses.append(access)
-                if ident is IdentityType.IDENTITY_TYPE_UNSPECIFIED:
+                if undetermined:
                     notes.append(
                         IDENTITY_UNDETERMINED(
                             f"/resource_accesses/{len(accesses) - 1}/identity_used",
                             f"the evidence does not show whose credential called {op.id!r} "
-                            f"({s.count} call(s)); set identity_used to END_USER or AGENT",
+                            f"({s.count} call(s)); the draft wrote END_USER as a placeholder "
+                            "(its justification says so): set identity_used to END_USER or AGENT",
                         )
                     )
             if s.step_ups:
@@ -380,6 +494,18 @@ class _Drafter:
         self, s: _Seen, spec_resource: dict[str, Resource], unique: Callable[[str], str]
     ) -> tuple[Resource, Operation, bool] | None:
         e, index = s.entry, s.index
+        if index.kind is SpecKind.A2A:
+            host = urlsplit(s.spec_url).hostname or "agent"
+            rid = unique(_slug(f"{host}-agent"))
+            res = Resource(
+                id=rid,
+                interaction_protocol=InteractionProtocol.A2A,
+                display_name=f"{index.title or host} (A2A agent)",
+                description=f"The A2A agent whose card is {s.spec_url}",
+                spec=ResourceSpec(spec_url=s.spec_url),
+            )
+            op = Operation(id=unique(f"{rid}-call"), resource=rid, description="Sends the agent messages over A2A.")
+            return (res, op, True) if _resolves(res, op, index, e) else None
         if index.kind is SpecKind.MCP:
             host = urlsplit(s.spec_url).hostname or "mcp"
             rid = unique(_slug(f"{host}-{e.operation_id}"))
@@ -498,24 +624,38 @@ def summary_diagnostics(summaries: Iterable[EvidenceSummary]) -> list[Diagnostic
 def draft(
     evidence: Iterable[str | os.PathLike[str]],
     *,
+    code: Sequence[str | os.PathLike[str]] = (),
     specs: Sequence[tuple[str, str]] = (),
     settings: Settings | None = None,
     engine: Any = None,
     limits: EvidenceLimits = DEFAULT_LIMITS,
 ) -> DraftResult:
-    """Draft a card from evidence files. ``specs``: (URL prefix, spec URL) pairs, tried before the
-    shipped host index. ``engine``: a :class:`~ramscope.derive.Engine` to fetch specs with (one is
-    made from ``settings`` otherwise). Raises :class:`~ramscope.errors.InputError` for a file that
-    cannot be read at all."""
+    """Draft a card from evidence files and source code (``code``: files or directories, read statically).
+    ``specs``: (URL prefix, spec URL) pairs, tried before the shipped host index. ``engine``: a
+    :class:`~ramscope.derive.Engine` to fetch specs with (one is made from ``settings`` otherwise). Raises
+    :class:`~ramscope.errors.InputError` for a file that cannot be read at all."""
     from ..derive import Engine  # noqa: PLC0415 - the derivation machinery only when drafting
+    from .code import CodeRead, read_code  # noqa: PLC0415
 
     own = engine is None
     eng = Engine(settings) if own else engine
+    info = CodeRead()
+    sites: list[tuple[ObservedCall, int]] = []
+    sites_more = 0
     try:
         d = _Drafter(eng, shipped_index(specs))
         summaries: list[EvidenceSummary] = []
         for call in iter_calls(evidence, on_summary=summaries.append, limits=limits):
             d.add(call)
+        if code:
+            for call in read_code(code, info):
+                before = d.matched
+                d.add(call)
+                if len(sites) < MAX_SITES:
+                    sites.append((call, d.matched - before))
+                else:
+                    sites_more += 1
+            summaries.extend(info.summaries)
         manifest, notes, late = d.manifest()
         misses = list(d.misses.values()) + late
         nearest: dict[tuple[str, str, str], tuple[str, ...]] = {}
@@ -523,14 +663,20 @@ def draft(
     finally:
         if own:
             eng.close()
-    diags = [*summary_diagnostics(summaries), *notes, *stepup.draft_diagnostics(d.step_up_records)]
+    diags = [
+        *summary_diagnostics(summaries),
+        *notes,
+        *stepup.draft_diagnostics(d.step_up_records),
+        *unresolved_diagnostics(info.unresolved),
+    ]
     for u in unmatched:
-        what = f"MCP tool {u.tool!r} at {u.url}" if u.tool else f"{u.method} {u.url}"
+        what = f"MCP tool {u.tool!r} at {u.url}" if u.tool else u.operation or f"{u.method} {u.url}"
         near = f"; nearest: {'; '.join(u.nearest)}" if u.nearest else ""
+        at = f" at {', '.join(u.sites[:3])}{' ...' if len(u.sites) > 3 else ''}" if u.sites else ""
         diags.append(
             UNMATCHED_CALL(
                 "",
-                f"{what} ({u.count} call(s)): {u.reason}{near}",
+                f"{what}{at} ({u.count} call(s)): {u.reason}{near}",
                 data={
                     "method": u.method,
                     "url": u.url,
@@ -538,6 +684,8 @@ def draft(
                     "count": u.count,
                     "spec_url": u.spec_url,
                     "nearest": list(u.nearest),
+                    "operation": u.operation or None,
+                    "sites": list(u.sites),
                 },
             )
         )
@@ -552,8 +700,73 @@ def draft(
         unmatched_more=d.misses_more,
         evidence=tuple(summaries),
         diagnostics=tuple(diags),
+        call_sites=(
+            *(_site_record(c, matched, d) for c, matched in sites),
+            # A site whose operation the code names though the call cannot be resolved (a tool of a stdio server).
+            *(_unresolved_site(u) for u in info.unresolved if u.operation),
+        ),
+        call_sites_more=sites_more,
+        unresolved=tuple(info.unresolved),
+        seen=tuple(
+            {
+                "operation": d.declared.get(key),
+                "key": s.entry.key,
+                "operation_id": s.entry.operation_id or None,
+                "spec_url": s.spec_url,
+                "calls": s.count,
+                "seen_in": sorted(s.formats),
+                "sites": list(s.sites),
+            }
+            for key, s in sorted(d.seen.items())
+        ),
+        mcp_servers=tuple({"file": m.file, "name": m.name, "url": m.url} for m in info.servers),
         step_up=tuple(d.step_up_records),
     )
+
+
+def _site_record(call: ObservedCall, matched: int, d: _Drafter) -> dict[str, Any]:
+    return {
+        "site": call.site,
+        "file": call.source,
+        "line": call.entry,
+        "via": call.via,
+        "operation": site_of(call),
+        "method": call.method or None,
+        "url": call.url,
+        "tool": call.tool or None,
+        "spec_url": call.spec or None,
+        "matched": bool(matched),
+        "unresolved": None,
+    }
+
+
+def _unresolved_site(u: UnresolvedCall) -> dict[str, Any]:
+    return {
+        "site": u.site,
+        "file": u.source,
+        "line": u.line,
+        "via": u.via,
+        "operation": u.operation,
+        "method": None,
+        "url": None,
+        "tool": u.operation if u.via == "mcp" else None,
+        "spec_url": None,
+        "matched": False,
+        "unresolved": u.reason,
+    }
+
+
+def unresolved_diagnostics(items: Iterable[UnresolvedCall]) -> list[Diagnostic]:
+    """An ``unresolved-call`` finding per call site the code reader could not tell statically."""
+    return [
+        UNRESOLVED_CALL(
+            "",
+            f"{u.site}: a {u.via} call that cannot be told statically: {u.reason}" + (f" ({u.text})" if u.text else ""),
+            hint="name its operation with a comment: # ramscope: OPERATION (docs/code.md)",
+            data={"site": u.site, "file": u.source, "line": u.line, "via": u.via, "reason": u.reason},
+        )
+        for u in items
+    ]
 
 
 _ID_LIKE = re.compile(r"[0-9]|%40|@|^[A-Za-z0-9_-]{20,}$")
@@ -571,7 +784,7 @@ def _unmatched(d: _Drafter, m: _Miss, cache: dict[tuple[str, str, str], tuple[st
     key = (m.spec_url or "", m.method, _shape(path))
     if key in cache:
         nearest = cache[key]
-    elif len(cache) < MAX_SUGGESTED and m.spec_url and not m.tool:
+    elif len(cache) < MAX_SUGGESTED and m.spec_url and not m.tool and not m.operation:
         loaded = d.engine.load(m.spec_url, None)
         if loaded.index is not None:
             # The resolver's own nearest-operation search, asked as if a card named this path.
@@ -585,4 +798,4 @@ def _unmatched(d: _Drafter, m: _Miss, cache: dict[tuple[str, str, str], tuple[st
             if not isinstance(found, Target):
                 nearest = found.suggestions
         cache[key] = nearest
-    return UnmatchedCall(m.method, m.url, m.count, m.reason, m.spec_url, nearest, m.tool)
+    return UnmatchedCall(m.method, m.url, m.count, m.reason, m.spec_url, nearest, m.tool, m.operation, tuple(m.sites))

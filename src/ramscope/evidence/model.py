@@ -128,6 +128,8 @@ class UnresolvedCall:
     reason: str
     #: The call as written, shortened and made safe to show (:func:`ramscope._text`).
     text: str = ""
+    #: What the code does name of the call, when it names some (an MCP tool on a server whose URL is not known).
+    operation: str = ""
 
     @property
     def site(self) -> str:

@@ -13,6 +13,7 @@ __all__ = [
     "UNDECLARED_CALL",
     "UNDECLARED_HOST",
     "UNMATCHED_CALL",
+    "UNRESOLVED_CALL",
     "UNUSED_ACCESS",
 ]
 
@@ -27,8 +28,8 @@ UNMATCHED_CALL = rule(
 IDENTITY_UNDETERMINED = rule(
     "identity-undetermined",
     Severity.WARNING,
-    "The evidence does not show whose credential an operation was called with; the draft leaves identity_used "
-    "for the author.",
+    "The evidence does not show whose credential an operation was called with; the draft writes END_USER as a "
+    "placeholder its justification names, for the author to confirm.",
     stage=_S,
 )
 EVIDENCE_SKIPPED = rule(
@@ -71,5 +72,12 @@ TOKEN_UNVERIFIED = rule(
     "token-unverified",
     Severity.INFO,
     "The token's scopes were read from its claims without verifying its signature.",
+    stage=_S,
+)
+UNRESOLVED_CALL = rule(
+    "unresolved-call",
+    Severity.WARNING,
+    "A call site in the code that cannot be told statically (a URL built at run time, a method name from a "
+    "variable); name its operation with a `# ramscope:` comment.",
     stage=_S,
 )

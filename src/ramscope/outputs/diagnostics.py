@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from .._text import for_terminal
 from .._version import __version__
@@ -213,6 +211,9 @@ def sarif_uri(source: str) -> str:
     an absolute one as a ``file:`` URI, a URL as given."""
     if "://" in source:
         return source
+    from pathlib import Path, PurePath  # noqa: PLC0415 - SARIF only; pathlib costs start-up (issue 36)
+    from urllib.parse import quote  # noqa: PLC0415
+
     path = PurePath(source)
     if path.is_absolute():
         return Path(source).as_uri()

@@ -160,11 +160,7 @@ def normalise_path(path: str) -> str:
 _USERS_ID = "/users/{id}"
 
 
-def twins(npath: str) -> tuple[tuple[str, str], ...]:
-    """The documented twin of a normalised path, with what using it means: ``/me/x`` is
-    ``/users/{id}/x`` for the signed-in user, and back (Microsoft documents most endpoints under both
-    spellings on one page, "HTTP request": ``/me/sendMail`` and ``/users/{id | userPrincipalName}/sendMail``,
-    but its permissions data often lists only one)."""
+def _me_twins(npath: str) -> tuple[tuple[str, str], ...]:
     if npath == "/me" or npath.startswith(("/me/", "/me?")):
         return ((_USERS_ID + npath[3:], "/me is /users/{id} for the signed-in user"),)
     if npath == _USERS_ID or npath.startswith((_USERS_ID + "/", _USERS_ID + "?")):
@@ -176,6 +172,83 @@ def twins(npath: str) -> tuple[tuple[str, str], ...]:
             ),
         )
     return ()
+
+
+#: Microsoft's well-known mail folder names, which address a folder wherever its id does
+#: (https://learn.microsoft.com/graph/api/resources/mailfolder: "well-known folder names").
+WELL_KNOWN_FOLDERS = (
+    "inbox", "drafts", "sentitems", "deleteditems", "archive", "junkemail", "outbox", "msgfolderroot",
+)  # fmt: skip
+_FOLDER = re.compile(r"/mailfolders/([^/]+)(?=/|$)")
+#: The ways Microsoft's driveItem reference addresses one drive (each page's "HTTP request" lists them).
+DRIVE_FORMS = ("/me/drive", "/users/{id}/drive", "/groups/{id}/drive", "/sites/{id}/drive", "/drives/{id}")
+_DRIVE = re.compile(
+    r"^(?:/me/drive|/users/\{id\}/drive|/groups/\{id\}/drive|/sites/\{id\}/drive|"
+    r"/(?:me|users/\{id\}|groups/\{id\}|sites/\{id\})/drives/\{id\}|/drives/\{id\})(?=/|$)"
+)
+_SPELLINGS = "https://learn.microsoft.com/graph/api/resources/"
+
+
+def _spellings(npath: str) -> list[tuple[str, str]]:
+    """The other spellings Microsoft documents for the endpoint ``npath`` names (one family each)."""
+    out: list[tuple[str, str]] = []
+    m = _FOLDER.search(npath)
+    if m is not None:
+        head, tail = npath[: m.start()], npath[m.end() :]
+        if m.group(1) == "{id}":
+            # Message rules and other folder endpoints Microsoft documents under a well-known name.
+            for name in WELL_KNOWN_FOLDERS:
+                why = f"a mail folder's id, as Microsoft documents it under the well-known name {name!r}"
+                out.append((f"{head}/mailfolders/{name}{tail}", f"{why} ({_SPELLINGS}mailfolder)"))
+        elif m.group(1) in WELL_KNOWN_FOLDERS:
+            out.append((f"{head}/mailfolders/{{id}}{tail}", f"the well-known folder {m.group(1)!r} is a mail "
+                        f"folder addressed by name ({_SPELLINGS}mailfolder)"))  # fmt: skip
+    d = _DRIVE.match(npath)
+    if d is not None:
+        rest = npath[d.end() :]
+        owner = d.group(0).split("/drive", 1)[0]
+        # The same owner's spelling first, the signed-in user's own drive only for /me: another drive is
+        # not the user's OneDrive (/sites/{id}/drives/{id} is a site's library).
+        order = sorted(DRIVE_FORMS, key=lambda f: (not f.startswith(owner + "/") or not owner, f == "/me/drive"))
+        for form in order:
+            if form == "/me/drive" and owner != "/me":
+                continue
+            if form != d.group(0):
+                why = f"one drive addressed as {form}, as Microsoft's driveItem reference lists it beside {d.group(0)}"
+                out.append((form + rest, f"{why} ({_SPELLINGS}drive)"))
+    if npath.startswith("/chats/{id}"):
+        out.append(("/users/{id}" + npath, f"a chat addressed under one of its members ({_SPELLINGS}chat)"))
+    for own, named in (("/calendars/{id}", "/calendar"), ("/calendar", "/calendars/{id}")):
+        for who in ("/me", _USERS_ID, "/groups/{id}"):
+            if npath == who + own or npath.startswith(who + own + "/"):
+                out.append((who + named + npath[len(who + own) :], f"a user's calendar by id and the default "
+                            f"calendar share one reference page ({_SPELLINGS}calendar)"))  # fmt: skip
+    if npath.endswith("/$ref"):
+        out.append((npath[: -len("/$ref")], "a $ref write of a navigation property is the reference's own "
+                    "add or remove (Microsoft documents members and owners writes as .../$ref)"))  # fmt: skip
+    return out
+
+
+def twins(npath: str) -> tuple[tuple[str, str], ...]:
+    """The documented twins of a normalised path, with what using each means: ``/me/x`` is
+    ``/users/{id}/x`` for the signed-in user, and back (Microsoft documents most endpoints under both
+    spellings on one page, "HTTP request": ``/me/sendMail`` and ``/users/{id | userPrincipalName}/sendMail``,
+    but its permissions data often lists only one); then the spelling families Microsoft's reference
+    pages document for one endpoint: a mail folder's id and its well-known name (``inbox``), a drive as
+    ``/drives/{id}``, ``/me/drive``, ``/users/{id}/drive``, ``/groups/{id}/drive`` or ``/sites/{id}/drive``,
+    a chat under ``/users/{id}/chats``, a calendar by id and the default calendar, a ``$ref`` write and
+    the reference's own; each of those also under its ``/me`` twin."""
+    out = list(_me_twins(npath))
+    for spelled, meaning in _spellings(npath):
+        out.append((spelled, meaning))
+        out += [(t, f"{meaning}; {m}") for t, m in _me_twins(spelled)]
+    seen = {npath}
+    unique: list[tuple[str, str]] = []
+    for spelled, meaning in out:
+        if spelled not in seen:
+            seen.add(spelled)
+            unique.append((spelled, meaning))
+    return tuple(unique)
 
 
 #: Note on every /me entry that lists application permissions (see build()).
@@ -278,6 +351,7 @@ def build_from(
     *,
     origin: str = "permissions.json",
     strict: bool = True,
+    docs: bytes | bool | None = True,
 ) -> bytes:
     """Compile Microsoft's ``permissions.json`` (``data``) with ``source`` as its provenance, and
     ramscope's reviewed ``additions`` (``additions.json``'s bytes) if any; not ``strict``, an addition
@@ -344,6 +418,15 @@ def build_from(
     added = _additions(
         orjson.loads(additions) if additions is not None else None, defined, grants, least, strict=strict
     )
+    # Then what the API reference's permission tables say where permissions.json still lists nothing
+    # for the scheme (compiled: scripts/graph_docs_additions.py); ``docs=True``: the shipped file.
+    docs_bytes = shipped_docs() if docs is True else (docs or None)
+    compiled = _additions(
+        orjson.loads(docs_bytes) if docs_bytes is not None else None, defined, grants, least, strict=strict,
+        fill_only=True, kind=DOCS,
+    )  # fmt: skip
+    for k, v in compiled.items():
+        added.setdefault(k, []).extend(v)
     scheme_rank = {SCHEME_NAMES[k]: i for i, k in enumerate(order)}
     entries: list[CatalogEntry] = []
     for method, npath in sorted(grants):
@@ -382,11 +465,16 @@ def build_from(
             )
         )
     version = f"{source['date']}+{source['commit'][:8] or source['sha256'][:8]}"
-    if added:
+    if added and additions is not None:
         # ramscope's reviewed additions change the catalog: its version says so.
         sha = hashlib.sha256(additions or b"").hexdigest()
         version += f".r{sha[:8]}"
         source = {**source, "additions": {"file": f"src/ramscope/providers/data/{ADDITIONS}", "sha256": sha}}
+    if compiled and docs_bytes is not None:
+        # So does the compiled addition from the API reference.
+        dsha = hashlib.sha256(docs_bytes).hexdigest()
+        version += f".d{dsha[:8]}"
+        source = {**source, "docs": {"file": f"src/ramscope/providers/data/{DOCS}", "sha256": dsha}}
     return encode(
         name=NAME,
         version=version,
@@ -399,6 +487,16 @@ def build_from(
 
 
 ADDITIONS = "microsoft-graph.additions.json"
+
+
+#: The addition compiled from the API reference's permission tables (scripts/graph_docs_additions.py).
+DOCS = "microsoft-graph.docs.json"
+
+
+def shipped_docs() -> bytes | None:
+    """The shipped compiled addition from Microsoft's API reference, if any."""
+    f = resources.files(__package__) / "data" / DOCS
+    return f.read_bytes() if f.is_file() else None
 
 
 def shipped_additions() -> bytes | None:
@@ -415,6 +513,8 @@ def _additions(
     least: dict[tuple[str, str], dict[str, set[str]]],
     *,
     strict: bool = True,
+    fill_only: bool = False,
+    kind: str = ADDITIONS,
 ) -> dict[tuple[str, str], list[str]]:
     """Merge ``additions.json`` (ramscope's reviewed additions, each with its source, parsed) into
     the grants; (METHOD, normalised path) -> the notes saying so. A permission it names must exist in
@@ -425,10 +525,10 @@ def _additions(
     if doc is None:
         return {}
     if not isinstance(doc, dict) or doc.get("format") != 1 or not isinstance(doc.get("additions"), list):
-        raise ValueError(f"{ADDITIONS}: not an additions file of format 1")
+        raise ValueError(f"{kind}: not an additions file of format 1")
     notes: dict[tuple[str, str], list[str]] = defaultdict(list)
     for i, add in enumerate(doc["additions"]):
-        where = f"{ADDITIONS}: additions[{i}]"
+        where = f"{kind}: additions[{i}]"
         key, method = str(add.get("scheme", "")), str(add.get("method", "")).upper()
         if key not in SCHEME_NAMES or not add.get("source") or not add.get("permissions"):
             raise ValueError(f"{where}: needs a scheme of {sorted(SCHEME_NAMES)}, permissions and a source")
@@ -441,16 +541,19 @@ def _additions(
         for raw in add.get("paths") or ():
             k = (method, normalise_path(str(raw)))
             if scheme in grants.get(k, {}):
-                if not strict:
+                # A compiled addition only fills what permissions.json (and the reviewed additions) leave out.
+                if not strict or fill_only:
                     continue
                 raise ValueError(f"{where}: permissions.json already lists {key} permissions for {method} {raw}")
             for short in add["permissions"]:
                 grants[k][scheme].setdefault(short, set()).add("")
             least[k][scheme].update(str(x) for x in add.get("least") or ())
-            notes[k].append(
-                f"{key} permissions added from Microsoft's API reference, reviewed {add.get('reviewed', '')}: "
-                f"{add['source']}"
+            how = (
+                f"compiled from its permission table ({add.get('page', '')} at {add.get('commit', '')[:12]})"
+                if fill_only
+                else f"reviewed {add.get('reviewed', '')}"
             )
+            notes[k].append(f"{key} permissions added from Microsoft's API reference, {how}: {add['source']}")
     return dict(notes)
 
 

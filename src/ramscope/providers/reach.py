@@ -7,7 +7,9 @@ may open as few operations as a read one. A :class:`Reach` says, for one permiss
 
 - **level**: read < write < manage (administration, full control, permissions of others);
 - **principal**: who can hold it: an end user (delegated, or the app with its own credentials where
-  the scheme allows), an app authenticating as itself only, or an administrator of an organisation;
+  the scheme allows), an app authenticating as itself only, an administrator of an organisation, or
+  the holder of a role the provider grants apart from an ordinary account (a YouTube content owner or
+  partner, a reseller, a Classroom teacher): ``condition`` names the role;
 - **slice**: the part of the caller's data it reaches, in words, where it is not "all the caller's
   data the operation addresses" (files this app created, the app-data folder, Photos, public
   calendars, the user's own profile fields, metadata without bodies or search);
@@ -49,6 +51,7 @@ __all__ = [
     "provider_of",
     "provider_of_servers",
     "reach_table_version",
+    "same_operation",
 ]
 
 
@@ -74,6 +77,9 @@ class Principal(StrEnum):
     USER = "user"
     APP = "app"
     ADMIN = "admin"
+    #: Only the holder of a role the provider grants apart from an ordinary account can use it: a YouTube
+    #: content owner (partner), a Workspace reseller, a Classroom teacher of the class.
+    ROLE = "role"
 
 
 _RANK = {Level.READ: 0, Level.UNKNOWN: 1, Level.WRITE: 2, Level.MANAGE: 3}
@@ -98,10 +104,18 @@ class Reach:
     #: Where the class comes from: "description", "name", or the exception's source URL.
     source: str = "name"
     why: str = ""
+    #: An approval its holder needs beyond the grant itself, in words ("" = none): Chat's ``chat.app.*``
+    #: scopes need a Workspace administrator's one-time approval of the app.
+    approval: str = ""
+    #: Narrower permissions the provider documents as part of this one (HubSpot's legacy ``e-commerce``:
+    #: products and line items, each with its own scopes): where one of them is listed, it does the job.
+    includes: tuple[str, ...] = ()
 
     def satisfied(self, operation_id: str) -> bool:
-        """Does the operation itself stay inside this permission's slice?"""
-        return bool(operation_id) and any(fnmatch.fnmatchcase(operation_id, p) for p in self.satisfied_by)
+        """Does the operation itself stay inside this permission's slice? (Under any of its API's versions'
+        names: Drive v2's ``files.insert`` is v3's ``files.create``.)"""
+        names = same_operation(operation_id)
+        return bool(operation_id) and any(fnmatch.fnmatchcase(n, p) for n in names for p in self.satisfied_by)
 
     @property
     def narrowing(self) -> str:
@@ -124,7 +138,7 @@ class Reach:
             "deprecated": self.deprecated or None,
             "source": self.source,
             "why": self.why,
-        }
+        } | ({"approval": self.approval} if self.approval else {})
 
 
 @lru_cache(maxsize=65_536)
@@ -158,11 +172,14 @@ def provider_of(scope: str, hint: str = "") -> str:
 
 
 def provider_of_servers(servers: Sequence[str]) -> str:
-    """The provider whose own scope-naming rules apply to a spec served at ``servers`` (``zoom``), or ``""``."""
+    """The provider whose own scope-naming rules or reviewed classes apply to a spec served at ``servers``
+    (``zoom``, ``hubspot``), or ``""``."""
     for url in servers:
         host = (urlsplit(str(url)).hostname or "").lower()
         if host == "zoom.us" or host.endswith(".zoom.us"):
             return "zoom"
+        if host == "api.hubapi.com":
+            return "hubspot"
     return ""
 
 
@@ -198,6 +215,23 @@ def _exception(provider: str, scope: str) -> Mapping[str, Any] | None:
     if hit is None:
         hit = section.get(_short(scope))
     return hit if isinstance(hit, dict) else None
+
+
+@cache
+def _versions() -> Mapping[str, str]:
+    out: dict[str, str] = {}
+    for section in _table().get("versions", {}).values():
+        if isinstance(section, dict):
+            out.update((k, str(v)) for k, v in section.get("operations", {}).items())
+    return out
+
+
+def same_operation(operation_id: str) -> tuple[str, ...]:
+    """``operation_id`` and its name in the API's current version, from the table's ``versions``
+    (Drive v2's ``drive.files.insert`` is v3's ``drive.files.create``), so the classes' operation
+    patterns apply across versions."""
+    other = _versions().get(operation_id)
+    return (operation_id, other) if other else (operation_id,)
 
 
 def operation_note(provider: str, operation_id: str) -> OperationReach | None:
@@ -292,17 +326,48 @@ def _level(name: str, description: str) -> tuple[Level, str]:
     return Level.UNKNOWN, "neither its name nor a description says what it may do"
 
 
-def _principal(provider: str, name: str, description: str) -> tuple[Principal, str]:
+#: A provider's words for a role apart from an ordinary account: the classes one teaches (Classroom), the
+#: audit with a YouTube partner, a reseller's customers. Reviewed against every Google scope description
+#: (tests/test_reach_roles.py); the table names the rest (``youtubepartner``, the Reseller scopes).
+_ROLE_WORDS = re.compile(
+    r"\b(?:classes you teach(?: or administer)?|with a youtube partner|as a reseller|your reseller)\b", re.IGNORECASE
+)
+
+
+def _principal(provider: str, name: str, description: str) -> tuple[Principal, str, str]:
+    """Who can hold it, why, and (for a role) the role in words."""
     if _APP_WORDS.search(description) or (provider == "google" and name.startswith(("chat.app.", "chat.bot"))):
-        return Principal.APP, "only an app authenticating as itself can hold it"
+        return Principal.APP, "only an app authenticating as itself can hold it", ""
+    role = _ROLE_WORDS.search(description)
+    if role is not None:
+        return Principal.ROLE, f"its description names a role: {role.group(0)!r}", f"only {_role_name(role.group(0))}"
     if provider == "google":
         segments = name.split(".")
         # Workspace administration (the Admin SDK, Chat's and Drive's admin scopes), not a Cloud
         # product's own "admin" scope (bigtable.admin administers the caller's own tables).
         workspace_admin = segments[0] == "admin" or (segments[0] in ("chat", "drive") and segments[1:2] == ["admin"])
         if workspace_admin or _ADMIN_WORDS.search(description):
-            return Principal.ADMIN, "it acts on an organisation's data as its administrator"
-    return Principal.USER, ""
+            return Principal.ADMIN, "it acts on an organisation's data as its administrator", ""
+    return Principal.USER, "", ""
+
+
+def _role_name(words: str) -> str:
+    w = words.lower()
+    if "teach" in w:
+        return "a teacher of the class can hold it"
+    if "partner" in w:
+        return "a YouTube partner (content owner) can hold it"
+    return "a reseller can hold it"
+
+
+#: Google: "Authorization scopes that begin with chat.app require one-time administrator approval".
+CHAT_APP_APPROVAL = "https://developers.google.com/workspace/chat/authenticate-authorize-chat-app"
+
+
+def _approval(provider: str, name: str) -> str:
+    if provider == "google" and name.startswith("chat.app."):
+        return f"a Google Workspace administrator's one-time approval of the Chat app ({CHAT_APP_APPROVAL})"
+    return ""
 
 
 #: Zoom's scope levels: a scope without a suffix reaches the authorizing user's own data, `:admin`
@@ -352,13 +417,15 @@ def classify(scope: str, description: str = "", *, provider: str = "", app_only:
         reach = _classify_zoom(scope, name)
     else:
         level, why = _level(name, description)
-        principal, pwhy = _principal(provider, name, description)
+        principal, pwhy, role = _principal(provider, name, description)
         if app_only and principal is Principal.USER:
             principal, pwhy = Principal.APP, "its scheme has no flow but the app's own credentials"
         reach = Reach(
             scope,
             level,
             principal,
+            condition=role,
+            approval=_approval(provider, name),
             source="name" if "name" in why else ("description" if level is not Level.UNKNOWN else "none"),
             why="; ".join(w for w in (why, pwhy) if w),
         )
@@ -382,4 +449,6 @@ def _with_exception(provider: str, scope: str, reach: Reach) -> Reach:
         deprecated=str(hit.get("deprecated", reach.deprecated)),
         source=str(hit["source"]),
         why=str(hit.get("why", reach.why)),
+        approval=str(hit.get("approval", reach.approval)),
+        includes=tuple(hit.get("includes", reach.includes)),
     )

@@ -98,6 +98,71 @@ class Universe:
                 out[scope] = self.apis[best]
         return out
 
+    @cached_property
+    def _alone(self) -> dict[tuple[str, str], tuple[int, ...]]:
+        """The operations each scope opens on its own."""
+        out: dict[tuple[str, str], list[int]] = {}
+        for scopes, pos in self.alternatives:
+            if len(scopes) == 1:
+                out.setdefault(next(iter(scopes)), []).extend(pos)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
+    def _api_sizes(self) -> dict[int, int]:
+        sizes: dict[int, int] = {}
+        for a in self.op_api:
+            sizes[a] = sizes.get(a, 0) + 1
+        return sizes
+
+    @cached_property
+    def family_home(self) -> dict[str, str]:
+        """A scope family's API (the family: a Google scope's first name segment, ``devstorage`` of
+        ``devstorage.read_only``): the API of that very name (``bigquery``), else the one where the
+        family's scopes open most operations, if that is most of them (``devstorage``: ``storage``).
+        A family spread over many APIs (``cloud-platform``) has none."""
+        names = set(self.apis)
+        counts: dict[str, dict[int, int]] = {}
+        for key, pos in self._alone.items():
+            fam = _family(key[1])
+            if not fam:
+                continue
+            per = counts.setdefault(fam, {})
+            for p in pos:
+                per[self.op_api[p]] = per.get(self.op_api[p], 0) + 1
+        out: dict[str, str] = {}
+        for fam, per in counts.items():
+            if fam in names:
+                out[fam] = fam
+                continue
+            best = max(sorted(per), key=lambda a: per[a])
+            if per[best] * 2 > sum(per.values()):
+                out[fam] = self.apis[best]
+        return out
+
+    def part_of(self, key: tuple[str, str], api: str) -> str | None:
+        """The other API whose part of an ``api`` operation the scope ``key`` does, if it is that API's:
+        its family's API is another one and the family's scopes open at most a quarter of ``api``'s
+        operations (Cloud Storage's ``devstorage.*`` open 1 of BigQuery's 47 methods: the objects a job
+        reads; Drive's open all 17 of Sheets': a spreadsheet is a Drive file, so they do the job)."""
+        fam = _family(key[1])
+        home = self.family_home.get(fam)
+        if home is None or home == api or api not in self.apis:
+            return None
+        a = self.apis.index(api)
+        return home if self._family_ops(fam, a) * 4 <= self._api_sizes.get(a, 0) else None
+
+    @cached_property
+    def _family_memo(self) -> dict[tuple[str, int], int]:
+        return {}
+
+    def _family_ops(self, fam: str, api: int) -> int:
+        """How many of API ``api``'s operations the family's scopes open on their own."""
+        memo = self._family_memo
+        if (fam, api) not in memo:
+            opened = {p for k, pos in self._alone.items() if _family(k[1]) == fam for p in pos if self.op_api[p] == api}
+            memo[(fam, api)] = len(opened)
+        return memo[(fam, api)]
+
     def api_of(self, operation_id: str) -> str | None:
         p = self.positions.get(operation_id)
         return self.apis[self.op_api[p]] if p is not None else None
@@ -111,6 +176,14 @@ class Universe:
             "operations": len(self.ops),
             "source": dict(self.source),
         }
+
+
+def _family(scope: str) -> str:
+    """A Google scope's family (``devstorage`` of ``.../auth/devstorage.read_only``), or ``""``."""
+    prefix = "https://www.googleapis.com/auth/"
+    if not scope.startswith(prefix):
+        return ""
+    return scope[len(prefix) :].split(".", 1)[0]
 
 
 # --------------------------------------------------------------------------- codec

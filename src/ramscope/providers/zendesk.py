@@ -8,9 +8,12 @@ access to GET endpoints, ``write`` to POST, PUT and DELETE endpoints. This catal
 path under ``/api/v2`` (and ``/api/lotus``) and sits beside the spec (``beside_spec``): the basic
 credential stays listed as full access, the scoped token is the requirement.
 
-Zendesk also names resources a scope can be narrowed to (``tickets:read``, ``users:write`` ...) but
-not which endpoints each one covers, so they are not mapped (no guess from a path's name); PATCH is
-named by neither scope and stays with the spec's credential.
+Zendesk also names resources a scope can be narrowed to (``tickets:read``, ``users:write`` ...): each
+is mapped to the API path of the resource of that name (``/api/v2/tickets``, ``/api/v2/users``;
+``auditlogs``: ``/api/v2/audit_logs``, ``hc``: ``/api/v2/help_center``), where it is the narrower
+alternative beside the broad ``read`` / ``write``; resources naming no path of the API
+(``any_channel``, ``web_widget``) are not mapped. PATCH is named by neither scope and stays with the
+spec's credential.
 """
 
 from __future__ import annotations

@@ -143,19 +143,32 @@ def create_server(service: Service) -> MCPServer[Any]:
         name="draft_card",
         title="Draft a card from recorded traffic",
         description="A card (a bare manifest) drafted from evidence files, as `ramscope draft`: HAR, OTLP/JSON "
-        "traces or MCP JSON-RPC logs, each a path inside a root the client granted; `specs` are PREFIX=SPEC_URL "
+        "traces or MCP JSON-RPC logs, each a path inside a root the client granted, and/or `code` (the agent's "
+        "source files or directories inside granted roots, read statically, never run); `specs` are PREFIX=SPEC_URL "
         "hints for hosts the shipped index does not know. Answers the card and the draft report (calls matched, "
         "calls unmatched with their nearest operations). Reads the files, fetches the specs; writes nothing.",
         annotations=ToolAnnotations(title="Draft a card", open_world_hint=True, **_READ_ONLY),
     )
     async def draft_card(
         ctx: Context,
-        evidence: Annotated[list[str], Field(description="Evidence files inside granted roots.", min_length=1)],
+        evidence: Annotated[
+            list[str], Field(description="Evidence files inside granted roots (may be empty when `code` is given).")
+        ],
         specs: Annotated[list[str] | None, Field(description="PREFIX=SPEC_URL hints.")] = None,
+        code: Annotated[
+            list[str] | None,
+            Field(description="Source files or directories inside granted roots, read statically (as `--code`)."),
+        ] = None,
     ) -> dict[str, Any]:
+        if not evidence and not code:
+            raise ToolError("give `evidence` files, `code` paths, or both")
         paths = [str(await _in_roots(p, ctx)) for p in evidence]
+        # A directory is walked with no symlink followed out of it, so inside a granted root it stays there.
+        sources = [str(await _in_roots(p, ctx, directory=True)) for p in code or []]
         try:
-            answer = await service.answer(lambda engine, usage: op_draft(engine, usage, paths, specs or []))
+            answer = await service.answer(
+                lambda engine, usage: op_draft(engine, usage, paths, specs or [], code=sources)
+            )
         except Refusal as r:
             raise ToolError(f"{r.code}: {r.message}") from None
         return _doc(answer)
@@ -182,7 +195,7 @@ async def _read_in_roots(path: str, ctx: Context, limits: ServiceLimits) -> byte
     return data
 
 
-async def _in_roots(path: str, ctx: Context) -> Path:
+async def _in_roots(path: str, ctx: Context, *, directory: bool = False) -> Path:
     """``path`` resolved, if it is a regular file inside a root the client granted (symbolic links
     resolved before the check); a tool error otherwise. A client that grants no roots gets nothing."""
     caps = ctx.client_capabilities
@@ -203,6 +216,8 @@ async def _in_roots(path: str, ctx: Context) -> Path:
     real = Path(os.path.realpath(given))
     if not any(real == root or root in real.parents for root in roots):
         raise ToolError(f"{path} is outside the roots the client granted")
+    if directory and real.is_dir():
+        return real
     if not real.is_file():  # a directory, a device, a FIFO (whose open would wait for a writer)
         raise ToolError(f"{path} is not a regular file")
     return real

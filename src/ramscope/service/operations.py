@@ -387,7 +387,9 @@ def explain(
     return _json_answer(out, report.exit_code)
 
 
-def draft(engine: Engine, usage: Usage, evidence: list[str], specs: list[str]) -> Answer:
+def draft(
+    engine: Engine, usage: Usage, evidence: list[str], specs: list[str], *, code: list[str] | None = None
+) -> Answer:
     """``ramscope draft EVIDENCE... --spec PREFIX=SPEC_URL ... --report``: ``{"card", "report"}``.
 
     ``evidence`` are files the caller has already checked it may read (the MCP server: inside a root
@@ -397,7 +399,7 @@ def draft(engine: Engine, usage: Usage, evidence: list[str], specs: list[str]) -
 
     try:
         pairs = [parse_spec_option(text) for text in specs]
-        result = draft_card(evidence, specs=pairs, engine=engine)
+        result = draft_card(evidence, code=code or [], specs=pairs, engine=engine)
     except InputError as exc:
         raise refusal_of(exc) from None
     return _json_answer({"card": result.card, "report": result.report()}, 0)
