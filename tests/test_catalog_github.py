@@ -137,7 +137,10 @@ def test_servers_are_api_github_com_and_ghes_api_v3(github: Catalog) -> None:
 
 def test_catalog_for_servers_finds_github(github: Catalog) -> None:
     assert catalog_for_servers([normalise_url("https://api.github.com")]) is github
-    assert catalog_for_servers([normalise_url("https://ghe.example.com/api/v3/")]) is github
+    # GHES's /api/v3 only for a spec carrying GitHub's own marker, and never plain http (issue 30, item 16).
+    assert catalog_for_servers([normalise_url("https://ghe.example.com/api/v3/")], plan="ghes") is github
+    assert catalog_for_servers([normalise_url("https://ghe.example.com/api/v3/")]) is None
+    assert catalog_for_servers([normalise_url("http://ghe.example.com/api/v3/")], plan="ghes") is None
 
 
 def test_paths_match_whatever_the_parameters_are_called(github: Catalog) -> None:

@@ -29,6 +29,16 @@ def server() -> Iterator[LocalHTTPServer]:
         yield srv
 
 
+@pytest.fixture(autouse=True)
+def _shopify_is_served_here(server: LocalHTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shopify's readings hold for Shopify's own hosts only (issue 30, item 13; tests/adversarial/
+    test_provider_hosts.py): the local server stands in for shopify.dev here."""
+    from ramscope.specs import graphql
+
+    real = graphql._shopify_url
+    monkeypatch.setattr(graphql, "_shopify_url", lambda url: url.startswith(server.url("/shopify")) or real(url))
+
+
 def _derive(server: LocalHTTPServer, tmp_path: Path, *entries: tuple[str, str, dict[str, Any], str]) -> Report:
     resources, operations, accesses = [], [], []
     for i, (route, path, op_spec, identity) in enumerate(entries):

@@ -129,7 +129,7 @@ def test_otlp_reads_both_attribute_generations_and_skips_server_spans(tmp_path: 
     assert (summary.calls, summary.skipped, summary.reasons) == (
         3,
         2,
-        {"HTTP span without an absolute URL": 1, "malformed JSON line": 1},
+        {"HTTP span without an absolute URL, no readable host": 1, "malformed JSON line": 1},
     )
     assert "Sup3rSecretBearer" not in repr(calls)
 
@@ -170,11 +170,14 @@ def test_mcp_log_yields_tool_calls_per_server_with_hints_from_tools_list(tmp_pat
     p = tmp_path / "m.jsonl"
     p.write_text("".join(json.dumps(x) + "\n" for x in lines))
     calls, (summary,) = read_calls([p])
-    assert [(c.url, c.tool, c.auth, c.destructive) for c in calls] == [
-        ("https://mcp.example.com/mcp", "drop_table", AuthKind.BEARER, True),
-        ("https://other.example/mcp", "search", AuthKind.UNKNOWN, None),
+    assert [(c.url, c.tool, c.auth, c.destructive, c.unreadable) for c in calls] == [
+        ("https://mcp.example.com/mcp", "drop_table", AuthKind.BEARER, True, ""),
+        ("https://other.example/mcp", "search", AuthKind.UNKNOWN, None, ""),
+        # No tool name, but a server: still a call to it (read in part, never matched; issue 30).
+        ("https://mcp.example.com/mcp", "", AuthKind.UNKNOWN, None, "tools/call without a tool name"),
     ]
-    assert summary.reasons == {"no server URL": 1, "tools/call without a tool name": 1}
+    assert summary.reasons == {"tools/call without a readable server URL": 1, "tools/call without a tool name": 1}
+    assert (summary.skipped, summary.partial) == (1, 1)
     for secret in SECRETS:
         assert secret not in repr(calls)
 
@@ -230,7 +233,8 @@ def test_a_gzip_bomb_is_refused_by_its_expansion_ratio(tmp_path: Path) -> None:
 
 
 def test_huge_entries_and_bad_entries_are_counted_and_the_rest_read(tmp_path: Path) -> None:
-    """An entry whose URL exceeds the field bound, one without a URL, one with a bad method: counted, skipped."""
+    """An entry whose URL exceeds the field bound, or whose method is no HTTP token, is still a call to its host
+    (read in part, issue 30); one without any host is skipped; an extension method (UPLOAD-V2) is a method."""
     p = tmp_path / "s.har"
     p.write_text(
         _har(
@@ -239,12 +243,23 @@ def test_huge_entries_and_bad_entries_are_counted_and_the_rest_read(tmp_path: Pa
                 _entry("GET", "/relative/only"),
                 _entry("G E T", "https://api.example.com/x"),
                 _entry("GET", "https://api.example.com/ok"),
+                _entry("UPLOAD-V2", "https://api.example.com/up"),
             ]
         )
     )
     calls, (summary,) = read_calls([p])
-    assert [c.url for c in calls] == ["https://api.example.com/ok"]
-    assert summary.reasons == {"field too long": 1, "no absolute URL or method": 1, "bad method": 1}
+    assert [(c.method, c.url, c.unreadable) for c in calls] == [
+        ("GET", "https://api.example.com/", "URL over 65536 bytes"),
+        ("", "https://api.example.com/x", "not an HTTP method"),
+        ("GET", "https://api.example.com/ok", ""),
+        ("UPLOAD-V2", "https://api.example.com/up", ""),
+    ]
+    assert summary.reasons == {
+        "URL over 65536 bytes": 1,
+        "no absolute URL, no readable host": 1,
+        "not an HTTP method": 1,
+    }
+    assert (summary.calls, summary.skipped, summary.partial) == (4, 1, 2)
 
 
 def test_a_missing_file_is_one_line_naming_it(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ LINEAR_URL = "https://raw.githubusercontent.com/linear/linear/master/packages/sd
 
 
 def _shopify():  # type: ignore[no-untyped-def]
-    return build_index(make_spec(SHOPIFY.read_bytes(), "https://shopify.example/admin_2026-10.json"))
+    return build_index(make_spec(SHOPIFY.read_bytes(), "https://shopify.dev/admin_2026-10.json"))
 
 
 def _alts(*scopes: tuple[str, ...], scheme: str = SHOPIFY_SCHEME) -> tuple[tuple[SchemeRequirement, ...], ...]:
@@ -613,7 +613,7 @@ def test_customer_account_api_has_its_own_scheme_and_endpoint() -> None:
             }
         }
     }
-    ix = build_index(make_spec(doc))
+    ix = build_index(make_spec(doc, "https://shopify.com/customer-account/2026-10.json"))
     op = ix.operation("Query.order")
     assert op is not None
     assert op.requirements == _alts(("customer_read_orders",), scheme="shopify_customer_account")

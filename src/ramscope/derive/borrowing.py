@@ -9,6 +9,13 @@ universe or catalog of its authorization server, the provider's own description 
 * the spec describes the scope otherwise (``provider-scope-redescribed``), or
 * none of the spec's hosts (where it is served, its API servers) is the provider's
   (``provider-scope-borrowed``).
+
+Issue 30: the borrowing warning holds for every provider ramscope ships data for (a universe, a
+catalog, quirks), not Google and Microsoft only: a scope whose authorization server is on a
+provider's own domain (Slack's ``slack.com/oauth/v2/authorize``, GitHub's ``github.com/login/oauth``)
+is that provider's, and a spec none of whose hosts is on those domains is borrowing it. Where ramscope
+has no description of the provider's own, the warning says so (the spec's words are not the
+provider's).
 """
 
 from __future__ import annotations
@@ -40,6 +47,46 @@ _PROVIDERS: dict[str, tuple[str, re.Pattern[str]]] = {
 }
 
 
+#: Providers with a shipped catalog (``providers.CATALOGS``, beside Microsoft Graph above): their own
+#: registrable domains, where their authorization servers and APIs are.
+_CATALOG_DOMAINS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("GitHub", ("github.com",)),
+    ("Notion", ("notion.com", "notion.so")),
+    ("DocuSign", ("docusign.com", "docusign.net")),
+    ("Stripe", ("stripe.com",)),
+    ("Intercom", ("intercom.io", "intercom.com")),
+    ("Zendesk", ("zendesk.com",)),
+)
+
+
+def _domain_pattern(domains: tuple[str, ...]) -> re.Pattern[str]:
+    # At a label boundary and at the end: ``api.notslack.com`` and ``slack.com.evil.example`` are not Slack's.
+    return re.compile(r"(?:^|\.)(?:" + "|".join(re.escape(d) for d in domains) + r")\Z")
+
+
+@cache
+def _by_domain() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(provider, own-domain pattern) of every provider with shipped data but a universe's."""
+    from ..providers.quirks import provider_domains  # noqa: PLC0415 - loads quirks.json
+
+    out = [(label, _domain_pattern(doms)) for label, doms in _CATALOG_DOMAINS]
+    out.extend((name.capitalize(), _domain_pattern(doms)) for name, doms in provider_domains())
+    return tuple(out)
+
+
+def _provider_of(namespace: str) -> tuple[str, re.Pattern[str]] | None:
+    """Who ``namespace`` (an authorization server, normalised) belongs to, and that provider's hosts."""
+    if namespace in _PROVIDERS:
+        return _PROVIDERS[namespace]
+    try:
+        host = (urlsplit(namespace.split("#", 1)[0]).hostname or "").lower()
+    except ValueError:
+        return None
+    if not host:
+        return None
+    return next(((label, pat) for label, pat in _by_domain() if pat.search(host)), None)
+
+
 @dataclass(frozen=True, slots=True)
 class ProviderScope:
     provider: str
@@ -61,9 +108,13 @@ def _graph_descriptions() -> Mapping[str, str]:
 
 
 def provider_scope(space: GrantSpace, atom: Atom) -> ProviderScope | None:
-    """What the provider says of ``atom``, if it is a scope of a known universe or catalog."""
-    if not atom.is_scope or atom.namespace not in _PROVIDERS:
+    """What the provider says of ``atom``, if it is a scope of a known universe, catalog or quirks'
+    provider (the description ``None`` where ramscope has none of the provider's own)."""
+    if not atom.is_scope:
         return None
+    if atom.namespace not in _PROVIDERS:
+        found = _provider_of(atom.namespace)
+        return ProviderScope(found[0], "its authorization server", None) if found is not None else None
     label = _PROVIDERS[atom.namespace][0]
     for u in space.universes:
         if u.server == atom.namespace and (atom.namespace, atom.scope) in u.by_scope:
@@ -108,9 +159,9 @@ def scope_warnings(
         "provider_description": known.description,
         "spec_description": spec_description,
     }
-    pattern = _PROVIDERS[atom.namespace][1]
+    borrowed = _borrowing(atom, index)
     hosts = _hosts(index)
-    if hosts and not any(pattern.search(h) for h in hosts):
+    if borrowed:
         diags.append(
             BORROWED(
                 pointer,
@@ -128,14 +179,27 @@ def scope_warnings(
                 data=data,
             )
         )
-    return (known.description or spec_description), diags
+    # A borrower's words are not what the provider's scope means: with none of the provider's own, none.
+    return (known.description or (None if borrowed else spec_description)), diags
+
+
+def _borrowing(atom: Atom, index: SpecIndex) -> bool:
+    """Whether ``index`` asks for a provider's scope ``atom`` while none of its hosts is the provider's."""
+    owner = _provider_of(atom.namespace)
+    if owner is None:
+        return False
+    hosts = _hosts(index)
+    return bool(hosts) and not any(owner[1].search(h) for h in hosts)
 
 
 def described(space: GrantSpace, index: SpecIndex, alt: Alternative) -> dict[str, str]:
-    """An alternative's scope descriptions as a report shows them: the provider's where it has one."""
+    """An alternative's scope descriptions as a report shows them: the provider's where it has one (and
+    none of a spec's own words for a provider's scope it borrows)."""
     out = _descriptions(index, alt)
     for atom in alt.atoms:
         known = provider_scope(space, atom)
         if known is not None and known.description:
             out[atom.scope] = known.description
+        elif known is not None and _borrowing(atom, index):
+            out.pop(atom.scope, None)
     return out

@@ -456,12 +456,20 @@ class Engine:
             # Per spec, not per access: normalising and matching every server is ~0.3 ms.
             servers = index.extra.get("servers")
             shipped = (
-                providers.catalog_for_servers([providers.normalise_url(str(u)) for u in servers])
+                providers.catalog_for_servers(
+                    [providers.normalise_url(str(u)) for u in servers], plan=_plan(index.extra)
+                )
                 if isinstance(servers, list) and servers
                 else None
             )
             self._catalogs[key] = self.catalog(shipped.name) if shipped is not None else None
         return self._catalogs[key]
+
+
+def _plan(extra: Any) -> str | None:
+    # The spec's own GitHub marker (info.x-github-plan), kept by the OpenAPI reader (issue 30, item 16).
+    plan = extra.get("x-github-plan") if isinstance(extra, dict) else None
+    return plan if isinstance(plan, str) else None
 
 
 #: Artefact namespace: where each failing finding of a stored report points in its card, under the

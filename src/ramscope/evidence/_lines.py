@@ -7,7 +7,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from ..errors import InputError
+from .._parse import check_json_nodes
+from ..errors import InputError, LimitError
 from ._source import EvidenceLimits
 from .stats import ReadStats
 
@@ -30,6 +31,13 @@ def json_documents(stream: BinaryIO, label: str, stats: ReadStats, limits: Evide
         if not line.strip():
             continue
         try:
+            check_json_nodes(line, limits.max_nodes, label)
+        except LimitError:
+            if first:
+                raise  # the first line is the file's only hope of being read: one line naming it
+            stats.skip(f"line builds more than {limits.max_nodes:,} values")
+            continue
+        try:
             doc = orjson.loads(line)
         except orjson.JSONDecodeError:
             if first:
@@ -47,6 +55,7 @@ def _whole(head: bytes, stream: BinaryIO, label: str, limits: EvidenceLimits) ->
     data = head + rest
     if len(data) > limits.max_line:
         raise InputError(f"neither JSON Lines nor one JSON document of at most {limits.max_line} bytes", source=label)
+    check_json_nodes(data, limits.max_nodes, label)
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

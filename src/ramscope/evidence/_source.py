@@ -33,6 +33,10 @@ class EvidenceLimits:
     max_line: int = 64 * 1024**2
     #: One URL, header value or tool name kept long enough to classify; longer ones are unreadable entries.
     max_field: int = 64 * 1024
+    #: Values and keys one JSON Lines line (or a whole pretty-printed document) may build, counted before
+    #: any is built, as for specs (``_parse.check_json_nodes``): a 61 KB gzip of ``{},`` would build ~2 GB.
+    #: A collector's largest batch (8,192 spans of ~100 values each) is a fifth of it.
+    max_nodes: int = 4_000_000
 
 
 DEFAULT_LIMITS = EvidenceLimits()

@@ -34,17 +34,26 @@ from ._source import DEFAULT_LIMITS, EvidenceLimits
 from .drafting import summary_diagnostics, unresolved_diagnostics
 from .hosts import _norm_prefix
 from .match import matcher_for
-from .model import EvidenceSummary, ObservedCall
+from .model import EvidenceSummary, ObservedCall, strip_url
 from .read import iter_calls
-from .rules import EXCESS_GRANT, MISSING_GRANT, TOKEN_UNVERIFIED, UNDECLARED_CALL, UNDECLARED_HOST, UNUSED_ACCESS
+from .rules import (
+    EVIDENCE_SKIPPED,
+    EXCESS_GRANT,
+    MISSING_GRANT,
+    TOKEN_UNVERIFIED,
+    UNDECLARED_CALL,
+    UNDECLARED_HOST,
+    UNUSED_ACCESS,
+)
 from .stepup import StepUp
 
 __all__ = ["EXIT_UNDECLARED", "AuditResult", "audit", "token_scopes"]
 
 #: ``audit``'s exit code when the agent did something its card does not declare.
 EXIT_UNDECLARED = 6
-#: Distinct undeclared calls listed (the rest are counted).
-_MAX_LISTED = 10_000
+#: Distinct undeclared calls, and hosts, listed as findings each (the rest are counted in one more finding,
+#: so 200,000 hosts are not 200,000 findings and an 87 MB report).
+_MAX_LISTED = 1_000
 #: A token file is read up to this size.
 _MAX_TOKEN = 64 * 1024
 
@@ -67,7 +76,9 @@ class AuditResult:
     @property
     def exit_code(self) -> int:
         bad = {UNDECLARED_CALL.code, UNDECLARED_HOST.code}
-        return EXIT_UNDECLARED if any(d.code in bad for d in self.diagnostics) else 0
+        # Fail closed: an entry that could not be read at all (not even its host) may be an undeclared call.
+        unread = any(d.code == EVIDENCE_SKIPPED.code and d.data.get("skipped") for d in self.diagnostics)
+        return EXIT_UNDECLARED if unread or any(d.code in bad for d in self.diagnostics) else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,7 +90,14 @@ class AuditResult:
             "granted_scopes": list(self.granted) if self.granted is not None else None,
             "token_signature_verified": self.token_verified,
             "evidence": [
-                {"file": s.source, "format": s.fmt.value, "calls": s.calls, "skipped": s.skipped, "reasons": s.reasons}
+                {
+                    "file": s.source,
+                    "format": s.fmt.value,
+                    "calls": s.calls,
+                    "skipped": s.skipped,
+                    "partial": s.partial,
+                    "reasons": s.reasons,
+                }
                 for s in self.evidence
             ],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
@@ -127,6 +145,9 @@ class _Auditor:
         self.observed: dict[str, int] = {}
         self.undeclared: dict[tuple[str, str, str, str, str], list[Any]] = {}
         self.bad_hosts: dict[str, list[Any]] = {}
+        #: Calls beyond the listed undeclared calls and hosts: counted only.
+        self.more_calls = 0
+        self.more_host_calls = 0
         self.calls = 0
         #: (access ids, call, what its answer said it needs): checked against the card's tiers (stepup).
         self.step_ups: list[tuple[list[str], ObservedCall, StepUp]] = []
@@ -160,10 +181,19 @@ class _Auditor:
         self.calls += 1
         host = urlsplit(call.url).netloc.lower()
         if host not in self.hosts:
-            hit = self.bad_hosts.setdefault(host, [0, call, []])
+            hit = self.bad_hosts.get(host)
+            if hit is None and len(self.bad_hosts) >= _MAX_LISTED:
+                self.more_host_calls += 1
+                return
+            if hit is None:
+                hit = self.bad_hosts[host] = [0, call, []]
             hit[0] += 1
             if call.site and len(hit[2]) < 1000:
                 hit[2].append(call.site)
+            return
+        if call.unreadable:
+            # Read in part (its host only): it cannot be shown to be declared, so it is not (fail closed).
+            self._undeclared(call, "")
             return
         if call.via == "a2a":
             ids = [i for (url, _key), ids in self.declared.items() if _norm(url) == _norm(call.url) for i in ids]
@@ -228,12 +258,16 @@ class _Auditor:
         hit = self.undeclared.get(key)
         if hit is None:
             if len(self.undeclared) >= _MAX_LISTED:
+                self.more_calls += 1
                 return
             hit = self.undeclared[key] = [0, call, operation]
         hit[0] += 1
 
 
 def _norm(url: str) -> str:
+    # As a call's URL is read (strip_url): no query, credential-shaped path segments redacted, so a card's
+    # MCP server URL that carries a key is the server the evidence shows.
+    url = strip_url(url) or url
     return (_norm_prefix(url) or url).rstrip("/")
 
 
@@ -331,6 +365,16 @@ def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
                 data={"host": host, "count": count, "call": call.label, "sites": list(sites), **_where(call)},
             )
         )
+    if a.more_host_calls:
+        out.append(
+            UNDECLARED_HOST(
+                "",
+                f"{a.more_host_calls} more call(s) to hosts the card names nowhere, beyond the {_MAX_LISTED} hosts "
+                "listed (not listed one by one)",
+                hint="declare the accesses to these hosts, or find out why the agent calls them",
+                data={"host": None, "count": a.more_host_calls, "call": None, "listed": _MAX_LISTED},
+            )
+        )
     for (_method, _url, tool, _op, _site), (count, call, operation) in a.undeclared.items():
         what = f" ({operation})" if operation else ""
         at = f" at {call.site}" if call.site and call.site not in call.label else ""
@@ -347,6 +391,24 @@ def _findings(a: _Auditor, report: Report) -> list[Diagnostic]:
                     "operation": operation or None,
                     "count": count,
                     **_where(call),
+                },
+            )
+        )
+    if a.more_calls:
+        out.append(
+            UNDECLARED_CALL(
+                "",
+                f"{a.more_calls} more call(s) that no access of the card declares, beyond the {_MAX_LISTED} distinct "
+                "calls listed (not listed one by one)",
+                hint="declare accesses for them (ramscope draft writes them), or stop the agent making them",
+                data={
+                    "call": None,
+                    "method": None,
+                    "url": None,
+                    "tool": None,
+                    "operation": None,
+                    "count": a.more_calls,
+                    "listed": _MAX_LISTED,
                 },
             )
         )

@@ -153,7 +153,14 @@ class DraftResult:
             "unmatched": [u.to_dict() for u in self.unmatched],
             "unmatched_more": self.unmatched_more,
             "evidence": [
-                {"file": s.source, "format": s.fmt.value, "calls": s.calls, "skipped": s.skipped, "reasons": s.reasons}
+                {
+                    "file": s.source,
+                    "format": s.fmt.value,
+                    "calls": s.calls,
+                    "skipped": s.skipped,
+                    "partial": s.partial,
+                    "reasons": s.reasons,
+                }
                 for s in self.evidence
             ],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
@@ -281,6 +288,9 @@ class _Drafter:
 
     def add(self, call: ObservedCall) -> None:
         self.calls += 1
+        if call.unreadable:
+            self._miss(call, f"the entry could not be read whole ({call.unreadable}): only its host is known", None)
+            return
         if call.tool:
             self._add_tool(call)
             return
@@ -606,16 +616,17 @@ def _paths(path: str, prefix: str) -> tuple[str, ...]:
 
 
 def summary_diagnostics(summaries: Iterable[EvidenceSummary]) -> list[Diagnostic]:
-    """An ``evidence-skipped`` finding per file that had unreadable entries."""
+    """An ``evidence-skipped`` finding per file that had unreadable entries, or entries read in part."""
     out = []
     for s in summaries:
-        if s.skipped:
+        if s.skipped or s.partial:
             reasons = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items()))
+            part = f"; {s.partial} read in part, counted as calls to their host" if s.partial else ""
             out.append(
                 EVIDENCE_SKIPPED(
                     "",
-                    f"{s.source}: {s.skipped} of {s.calls + s.skipped} entries could not be read ({reasons})",
-                    data={"file": s.source, "skipped": s.skipped, "reasons": dict(s.reasons)},
+                    f"{s.source}: {s.skipped} of {s.calls + s.skipped} entries could not be read{part} ({reasons})",
+                    data={"file": s.source, "skipped": s.skipped, "partial": s.partial, "reasons": dict(s.reasons)},
                 )
             )
     return out

@@ -9,7 +9,7 @@ values reach :mod:`._auth` to be classified, and go.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import ijson
 
@@ -17,7 +17,7 @@ from ..errors import InputError
 from . import stepup
 from ._auth import Credentials
 from ._source import DEFAULT_LIMITS, EvidenceLimits
-from .model import EvidenceFormat, ObservedCall, strip_url
+from .model import AuthKind, EvidenceFormat, ObservedCall, Principal, http_method, origin_of, strip_url
 from .stats import ReadStats
 
 __all__ = ["read_har"]
@@ -30,7 +30,9 @@ class _Entry:
     __slots__ = (
         "answer",
         "creds",
+        "hidden",
         "hname",
+        "host",
         "hvalue",
         "in_cookies",
         "mcp",
@@ -41,8 +43,8 @@ class _Entry:
         "rvalue",
         "started",
         "status",
-        "too_long",
         "url",
+        "url_long",
     )
 
     def __init__(self) -> None:
@@ -52,7 +54,12 @@ class _Entry:
         self.started = ""
         self.status: int | None = None
         self.hname = self.hvalue = self.qname = self.qvalue = ""
-        self.too_long = False
+        #: The request's ``Host`` / ``:authority`` header: the host of an entry without an absolute URL.
+        self.host = ""
+        #: The URL was over the field bound: only its first characters are kept (for the host).
+        self.url_long = False
+        #: A header or query name was over the bound: what credential the request carried is unknown.
+        self.hidden = False
         self.in_cookies = False
         #: Response headers a step-up is read from (stepup.INTERESTING_HEADERS), and the MCP request headers.
         self.rname = self.rvalue = ""
@@ -70,7 +77,7 @@ def read_har(
     cap = limits.max_field
     act = _ACTIONS
     try:
-        for prefix, event, value in ijson.parse(stream, use_float=True):
+        for prefix, event, value in _events(stream):
             # Most events (bodies, response headers, timings) are of no interest: one dict look-up each.
             code = act.get(prefix)
             if code is None:
@@ -84,20 +91,27 @@ def read_har(
                 continue
             if code == _BOUNDARY:
                 if event == "end_map":
-                    call = _finish(entry, label, n, stats)
+                    call = _finish(entry, label, n, stats, cap)
                     entry = None
                     if call is not None:
                         yield call
                 continue
             if event == "string":
                 if len(value) > cap and code in _CAPPED:
-                    entry.too_long = True
+                    # Not kept whole, but not a reason to lose the call: the URL keeps its head (the host),
+                    # a method its head (then no HTTP token), a name makes the credential unknown.
+                    if code == _URL:
+                        entry.url, entry.url_long = value[: cap + 1], True
+                    elif code == _METHOD:
+                        entry.method = value[:64]
+                    else:
+                        entry.hidden = True
                 elif code == _METHOD:
                     entry.method = value
                 elif code == _URL:
                     entry.url = value
                 elif code == _STARTED:
-                    entry.started = value
+                    entry.started = value[:64]
                 elif code == _HNAME:
                     entry.hname = value
                 elif code == _HVALUE:
@@ -112,6 +126,8 @@ def read_har(
                     entry.rvalue = value
             elif event == "end_map":
                 if code == _HEADER:
+                    if entry.hname.lower() in {"host", ":authority"} and len(entry.hvalue) <= 1024:
+                        entry.host = entry.hvalue
                     entry.creds.header(entry.hname, entry.hvalue)
                     if entry.hname.lower() in _MCP_HEADERS and len(entry.hvalue) <= cap:
                         entry.mcp[entry.hname.lower()] = entry.hvalue
@@ -139,6 +155,49 @@ def read_har(
         raise InputError("not a HAR file: no log.entries array", source=label)
 
 
+#: Containers deeper than this hold nothing a call is made of (``log.entries.item.request.headers.item``
+#: is 6 deep): their events are passed over by a counter, never given a prefix.
+_KEEP = 8
+_OPEN = frozenset({"start_map", "start_array"})
+_CLOSE = frozenset({"end_map", "end_array"})
+
+
+def _events(stream: BinaryIO) -> Iterator[tuple[str, str, Any]]:
+    """``ijson.parse``'s (prefix, event, value), from its ``basic_parse``, with nothing past :data:`_KEEP`.
+
+    ``ijson.parse`` builds each event's prefix from the whole path: ``[[[…`` 40,000 deep in one entry (an
+    80 KB file) built 40,000 ever longer prefixes, 3.8 GB (issue 30). Here a prefix is at most ``_KEEP``
+    names long and deeper containers only count their own nesting.
+    """
+    stack: list[str] = []  # the prefix of each open container, outermost first
+    here = ""  # the prefix of the next value
+    deep = 0  # open containers below the kept ones
+    for event, value in ijson.basic_parse(stream, use_float=True):
+        if deep:
+            if event in _OPEN:
+                deep += 1
+            elif event in _CLOSE:
+                deep -= 1
+            continue
+        if event == "map_key":
+            top = stack[-1]
+            here = f"{top}.{value}" if top else str(value)
+            yield top, event, value
+        elif event in _OPEN:
+            if len(stack) >= _KEEP:
+                deep = 1
+                continue
+            yield here, event, value
+            stack.append(here)
+            if event == "start_array":
+                here = f"{here}.item" if here else "item"
+        elif event in _CLOSE:
+            here = stack.pop()
+            yield here, event, value
+        else:
+            yield here, event, value
+
+
 (_LOG, _BOUNDARY, _METHOD, _URL, _STARTED, _STATUS, _HNAME, _HVALUE, _HEADER, _QNAME, _QVALUE, _QUERY, _COOKIE) = range(
     13
 )
@@ -164,18 +223,43 @@ _ACTIONS = {
     _ENTRY + ".response.headers.item.value": _RVALUE,
     _ENTRY + ".response.headers.item": _RHEADER,
 }
-#: Strings longer than the field bound make their entry unreadable (a header value is only classified).
-_CAPPED = frozenset({_METHOD, _URL, _STARTED, _HNAME, _QNAME})
+#: Strings longer than the field bound are not kept whole (a header value is only classified).
+_CAPPED = frozenset({_METHOD, _URL, _HNAME, _QNAME})
 
 
-def _finish(e: _Entry, label: str, n: int, stats: ReadStats) -> ObservedCall | None:
-    if e.too_long:
-        stats.skip("field too long")
-        return None
-    url = strip_url(e.url) if e.url else None
-    method = e.method.strip().upper()
-    if url is None or not method or len(method) > 32 or not method.isascii() or not method.isalpha():
-        stats.skip("no absolute URL or method" if url is None else "bad method")
+def _finish(e: _Entry, label: str, n: int, stats: ReadStats, cap: int) -> ObservedCall | None:
+    method = http_method(e.method)
+    url = None if e.url_long else strip_url(e.url) if e.url else None
+    unreadable = ""
+    if e.url_long:
+        unreadable = f"URL over {cap} bytes"
+    elif url is None:
+        unreadable = "no absolute URL"
+    elif method is None:
+        unreadable = "not an HTTP method"
+    if unreadable:
+        # Fail closed: an entry not read whole is still a call to its host, when the host can be read.
+        origin = url or (origin_of(e.url, cap) if e.url else None)
+        if origin is None and e.host and not e.url_long:
+            origin = strip_url(f"https://{e.host.strip()}/")
+        if origin is None:
+            stats.skip(f"{unreadable}, no readable host")
+            return None
+        if method is None and not unreadable.startswith("not an HTTP"):
+            unreadable += ", not an HTTP method"
+        stats.part(unreadable)
+        return ObservedCall(
+            time=e.started,
+            method=method or "",
+            url=origin,
+            status=e.status,
+            auth=AuthKind.UNKNOWN,
+            fmt=EvidenceFormat.HAR,
+            source=label,
+            entry=n,
+            unreadable=unreadable,
+        )
+    if url is None or method is None:  # pragma: no cover - said above
         return None
     # The query string as the URL carries it, for HARs whose queryString list is empty.
     if "?" in e.url:
@@ -183,11 +267,13 @@ def _finish(e: _Entry, label: str, n: int, stats: ReadStats) -> ObservedCall | N
             name, _, value = part.partition("=")
             e.creds.query(name, value)
     auth, principal = e.creds.result(seen=True)
+    if e.hidden:
+        auth, principal = AuthKind.UNKNOWN, Principal.UNKNOWN
     stats.calls += 1
     # An MCP tools/call over Streamable HTTP names its tool in Mcp-Name: a call of that tool on that server.
     tool = e.mcp.get("mcp-name", "").strip() if e.mcp.get("mcp-method") == "tools/call" else ""
     return ObservedCall(
-        time=e.started[:64],
+        time=e.started,
         method="tools/call" if tool else method,
         url=url,
         status=e.status,

@@ -26,7 +26,7 @@ from . import stepup
 from ._auth import Credentials
 from ._lines import json_documents
 from ._source import DEFAULT_LIMITS, EvidenceLimits
-from .model import EvidenceFormat, ObservedCall, strip_url
+from .model import EvidenceFormat, ObservedCall, origin_of, strip_url
 from .stats import ReadStats
 
 __all__ = ["read_mcp_log"]
@@ -41,6 +41,7 @@ def read_mcp_log(
 ) -> Iterator[ObservedCall]:
     #: server -> tool -> destructiveHint, from tools/list results seen so far.
     hints: dict[str, dict[str, bool]] = {}
+    room = [MAX_HINTS]
     n = 0
     answers = _Answers()
     for line in json_documents(stream, label, stats, limits):
@@ -48,7 +49,7 @@ def read_mcp_log(
         if not isinstance(line, dict):
             stats.skip("line is not an object")
             continue
-        server = _server(line, limits)
+        server, server_long = _server(line, limits)
         messages = _messages(line)
         if messages is None:
             if not answers.answer(line, None, server):
@@ -60,13 +61,13 @@ def read_mcp_log(
                 stats.skip("JSON-RPC message is not an object")
                 continue
             if msg.get("method") == "tools/call":
-                call = _call(line, msg, server, hints, label, n, stats, limits)
+                call = _call(line, msg, server, server_long, hints, label, n, stats, limits)
                 if call is not None:
                     answers.wait(call, msg.get("id"))
             elif "method" not in msg:
                 answers.answer(line, msg, server)
-                if server and isinstance(msg.get("result"), dict):
-                    _note_tools(msg["result"], hints.setdefault(server, {}), limits)
+                if server and not server_long and isinstance(msg.get("result"), dict):
+                    _note_tools(msg["result"], hints.setdefault(server, {}), limits, room)
         yield from answers.ready()
     yield from answers.ready(final=True)
 
@@ -110,14 +111,18 @@ class _Answers:
             yield self.queue.popleft()[0]
 
 
-def _server(line: Mapping[str, Any], limits: EvidenceLimits) -> str | None:
+def _server(line: Mapping[str, Any], limits: EvidenceLimits) -> tuple[str | None, bool]:
+    """The server's URL, and whether it was over the bound (then only its host is known)."""
     for key in _SERVER_KEYS:
         v = line.get(key)
         if isinstance(v, dict):
             v = v.get("url")
-        if isinstance(v, str) and v and len(v) <= limits.max_field:
-            return strip_url(v)
-    return None
+        if isinstance(v, str) and v:
+            # A URL over the bound still names its server's host (read in part, never matched).
+            if len(v) > limits.max_field:
+                return origin_of(v, limits.max_field), True
+            return strip_url(v), False
+    return None, False
 
 
 def _messages(line: Mapping[str, Any]) -> list[Any] | None:
@@ -142,21 +147,37 @@ def _time(line: Mapping[str, Any]) -> str:
     return ""
 
 
-def _note_tools(result: Mapping[str, Any], hints: dict[str, bool], limits: EvidenceLimits) -> None:
+#: Tool hints kept across a whole log, and the longest tool name hinted: ``tools/list`` results of every
+#: line accumulate, so without a bound an 8 GiB log of distinct 64 KiB names would be held whole (issue 30).
+MAX_HINTS = 100_000
+MAX_HINTED_NAME = 1024
+
+
+def _note_tools(result: Mapping[str, Any], hints: dict[str, bool], limits: EvidenceLimits, room: list[int]) -> None:
+    """Note each listed tool's ``destructiveHint``; ``room`` is how many more hints the whole log may hold."""
     tools = result.get("tools")
     if not isinstance(tools, list):
         return
+    longest = min(limits.max_field, MAX_HINTED_NAME)
     for t in tools[:100_000]:
-        if isinstance(t, dict) and isinstance(t.get("name"), str) and len(t["name"]) <= limits.max_field:
-            ann = t.get("annotations")
-            if isinstance(ann, dict) and isinstance(ann.get("destructiveHint"), bool):
-                hints[t["name"]] = ann["destructiveHint"]
+        if not isinstance(t, dict):
+            continue
+        name, ann = t.get("name"), t.get("annotations")
+        if not isinstance(name, str) or len(name) > longest:
+            continue
+        if isinstance(ann, dict) and isinstance(ann.get("destructiveHint"), bool):
+            if name not in hints:
+                if room[0] <= 0:
+                    return  # later calls get MCP's defaults (destructive unless annotated), as an unlisted tool does
+                room[0] -= 1
+            hints[name] = ann["destructiveHint"]
 
 
 def _call(
     line: Mapping[str, Any],
     msg: Mapping[str, Any],
     server: str | None,
+    server_long: bool,
     hints: Mapping[str, Mapping[str, bool]],
     label: str,
     n: int,
@@ -165,11 +186,29 @@ def _call(
 ) -> ObservedCall | None:
     params = msg.get("params")
     name = params.get("name") if isinstance(params, dict) else None
-    if not isinstance(name, str) or not name.strip() or len(name) > limits.max_field:
-        stats.skip("tools/call without a tool name")
-        return None
     if server is None:
-        stats.skip("no server URL")
+        stats.skip("tools/call without a readable server URL")
+        return None
+    unreadable = ""
+    if not isinstance(name, str) or not name.strip():
+        unreadable = "tools/call without a tool name"
+    elif len(name) > limits.max_field:
+        unreadable = f"tool name over {limits.max_field} bytes"
+    elif server_long:
+        unreadable = f"server URL over {limits.max_field} bytes"
+    if unreadable:
+        # Fail closed: a call to this server all the same, which no declared tool can explain.
+        stats.part(unreadable)
+        return ObservedCall(
+            time=_time(line),
+            method="tools/call",
+            url=server,
+            fmt=EvidenceFormat.MCP,
+            source=label,
+            entry=n,
+            unreadable=unreadable,
+        )
+    if not isinstance(name, str):  # pragma: no cover - said above
         return None
     creds = Credentials()
     headers = line.get("headers")

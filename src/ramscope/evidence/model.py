@@ -8,14 +8,28 @@ looks at header values only to classify them (:mod:`._auth`), then drops them.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urlsplit
 
+from .redact import redact_path
+
 if TYPE_CHECKING:
     from .stepup import StepUp
 
-__all__ = ["AuthKind", "EvidenceFormat", "EvidenceSummary", "ObservedCall", "Principal", "UnresolvedCall", "strip_url"]
+__all__ = [
+    "AuthKind",
+    "EvidenceFormat",
+    "EvidenceSummary",
+    "ObservedCall",
+    "Principal",
+    "UnresolvedCall",
+    "http_method",
+    "origin_of",
+    "redact_url",
+    "strip_url",
+]
 
 
 class AuthKind(enum.StrEnum):
@@ -53,7 +67,8 @@ class ObservedCall:
     time: str
     #: Upper-case HTTP method; for MCP ``tools/call`` the JSON-RPC method.
     method: str
-    #: ``scheme://host[:port]/path``: the query, user info and fragment dropped.
+    #: ``scheme://host[:port]/path``: the query, user info and fragment dropped, credential-shaped path
+    #: segments replaced (:mod:`.redact`; done here too, so no reader or consumer can keep a secret).
     url: str
     status: int | None = None
     auth: AuthKind = AuthKind.UNKNOWN
@@ -79,6 +94,16 @@ class ObservedCall:
     #: What the server's answer said the call needs (a 403 insufficient_scope challenge, a tool result's
     #: ``_meta["mcp/www_authenticate"]``, GitHub's accepted-scopes headers): :mod:`.stepup`.
     step_up: StepUp | None = None
+    #: Why the entry could not be read whole (a URL or field over the bound, a method that is no HTTP
+    #: token, no absolute URL but a ``Host`` header), else "". Such a call is known by its host only
+    #: (``url`` is ``scheme://host/``): it is never matched to an operation, so ``audit`` holds it
+    #: undeclared (fail closed) and ``draft`` reports it unmatched.
+    unreadable: str = ""
+
+    def __post_init__(self) -> None:
+        redacted = redact_url(self.url)
+        if redacted != self.url:
+            object.__setattr__(self, "url", redacted)
 
     @property
     def parts(self) -> SplitResult:
@@ -102,6 +127,8 @@ class ObservedCall:
     @property
     def label(self) -> str:
         """How messages name the call: ``GET https://host/path`` or ``tools/call tool @ server``."""
+        if self.unreadable:
+            return f"{self.method or '(unreadable method)'} {self.url} (not read whole: {self.unreadable})"
         if self.tool:
             return f"MCP tool {self.tool!r} at {self.url}"
         if self.operation:
@@ -144,14 +171,17 @@ class EvidenceSummary:
     fmt: EvidenceFormat
     calls: int
     skipped: int
-    #: reason -> count, for the entries that could not be read.
+    #: reason -> count, for the entries that could not be read, and those read in part.
     reasons: dict[str, int] = field(default_factory=dict)
+    #: Entries read in part: counted as calls to their host (in ``calls``), never matched to an operation.
+    partial: int = 0
 
 
 def strip_url(raw: str) -> str | None:
     """``raw`` without query, user info or fragment, or ``None`` when it is no absolute http(s) URL.
 
-    The whole query goes, names too: a bare ``?<token>`` has its secret where a name would be.
+    The whole query goes, names too: a bare ``?<token>`` has its secret where a name would be; path
+    parameters go as well, and credential-shaped path segments are replaced (:func:`.redact.redact_path`).
     """
     try:
         p = urlsplit(raw.strip())
@@ -167,4 +197,35 @@ def strip_url(raw: str) -> str | None:
     # Canonical (lower-case scheme and host, no default port): prefixes compare as plain strings.
     default = {"http": 80, "ws": 80, "https": 443, "wss": 443}[scheme]
     netloc = host if port is None or port == default else f"{host}:{port}"
-    return f"{scheme}://{netloc}{p.path or '/'}"
+    return f"{scheme}://{netloc}{redact_path(p.path or '/')}"
+
+
+#: An HTTP method is an RFC 9110 token (``UPLOAD-V2`` and other extension methods included).
+_METHOD = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}")
+
+
+def http_method(raw: str) -> str | None:
+    """``raw`` upper-cased when it is an HTTP method (a token of at most 32 characters), else ``None``."""
+    m = raw.strip()
+    return m.upper() if _METHOD.fullmatch(m) else None
+
+
+def origin_of(raw: str, cap: int) -> str | None:
+    """``scheme://host[:port]/`` of a URL too long (or too odd) to keep, when its authority ends within
+    its first ``cap`` characters; else ``None`` (no readable host)."""
+    head = raw.lstrip()[:cap]
+    start = head.find("://")
+    if start < 0:
+        return None
+    end = start + 3
+    while end < len(head) and head[end] not in "/?#":
+        end += 1
+    if end >= cap:
+        return None  # the authority runs past the bound
+    return strip_url(head[:end] + "/")
+
+
+def redact_url(url: str) -> str:
+    """``url`` (``scheme://authority/path``) with its path redacted (:func:`.redact.redact_path`)."""
+    i = url.find("/", url.find("://") + 3) if "://" in url else url.find("/")
+    return url if i < 0 else url[:i] + redact_path(url[i:])

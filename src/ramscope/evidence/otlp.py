@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 from ._auth import Credentials
 from ._lines import json_documents
 from ._source import DEFAULT_LIMITS, EvidenceLimits
-from .model import EvidenceFormat, ObservedCall, strip_url
+from .model import EvidenceFormat, ObservedCall, http_method, origin_of, strip_url
 from .stats import ReadStats
 
 __all__ = ["read_otlp"]
@@ -119,6 +119,12 @@ def _url(a: Mapping[str, Any]) -> str:
     return f"{scheme}://{netloc}{path if path.startswith('/') else '/' + path}"
 
 
+def _host_origin(a: Mapping[str, Any], cap: int) -> str | None:
+    """``https://host/`` from the span's server address alone (its URL unreadable), else ``None``."""
+    host = _str(a, "server.address", "net.peer.name", "http.host")
+    return strip_url(f"https://{host}/") if host and len(host) <= min(cap, 1024) else None
+
+
 def _int_port(v: Any) -> int | None:
     try:
         p = int(v) if isinstance(v, int | str) and not isinstance(v, bool) else None
@@ -142,16 +148,42 @@ def _call(span: Any, label: str, n: int, stats: ReadStats, limits: EvidenceLimit
         return None
     kind = span.get("kind")
     a = _attributes(span)
-    method = _str(a, "http.request.method", "http.method").upper()
-    if kind in _SERVER_SIDE or not method:
+    raw_method = _str(a, "http.request.method", "http.method")
+    if kind in _SERVER_SIDE or not raw_method:
         return None  # not an outgoing HTTP call: neither read nor lost
+    cap = limits.max_field
     raw_url = _url(a)
-    if len(raw_url) > limits.max_field:
-        stats.skip("field too long")
-        return None
-    url = strip_url(raw_url) if raw_url else None
-    if url is None or len(method) > 32 or not method.isascii() or not method.isalpha():
-        stats.skip("HTTP span without an absolute URL" if url is None else "bad method")
+    method = http_method(raw_method[:64])
+    url = strip_url(raw_url) if raw_url and len(raw_url) <= cap else None
+    unreadable = (
+        f"URL over {cap} bytes"
+        if len(raw_url) > cap
+        else "HTTP span without an absolute URL"
+        if url is None
+        else "not an HTTP method"
+        if method is None
+        else ""
+    )
+    if unreadable:
+        # Fail closed: a span not read whole is still a call to its host, when the host can be read.
+        origin = url or origin_of(raw_url, cap) or _host_origin(a, cap)
+        if origin is None:
+            stats.skip(f"{unreadable}, no readable host")
+            return None
+        if method is None and not unreadable.startswith("not an HTTP"):
+            unreadable += ", not an HTTP method"
+        stats.part(unreadable)
+        return ObservedCall(
+            time=_time(span),
+            method=method or "",
+            url=origin,
+            status=_int(a, "http.response.status_code", "http.status_code"),
+            fmt=EvidenceFormat.OTLP,
+            source=label,
+            entry=n,
+            unreadable=unreadable,
+        )
+    if url is None or method is None:  # pragma: no cover - said above
         return None
     creds = Credentials()
     seen = False

@@ -94,14 +94,17 @@ def catalog(name: str) -> Catalog | None:
     return decode(data, module.normalise_path, getattr(module, "twins", None))
 
 
-def catalog_for_servers(server_urls: Sequence[str]) -> Catalog | None:
-    """The shipped catalog serving any of these (normalised) server URLs, if one does."""
+def catalog_for_servers(server_urls: Sequence[str], *, plan: str | None = None) -> Catalog | None:
+    """The shipped catalog serving any of these (normalised) server URLs, if one does. ``plan`` is the
+    spec's own ``info.x-github-plan``: a provider module's ``MARKED_SERVERS[plan]`` serve only a spec
+    that carries that marker (GitHub Enterprise Server's ``/api/v3`` on any host)."""
     import re  # noqa: PLC0415
 
     for name, (module, fname) in CATALOGS.items():
         if not resources.files(__name__).joinpath("data", fname).is_file():
             continue
-        patterns = importlib.import_module(module).SERVERS
+        mod = importlib.import_module(module)
+        patterns = mod.SERVERS + (getattr(mod, "MARKED_SERVERS", {}).get(plan, ()) if plan else ())
         if any(re.search(p, u) for p in patterns for u in server_urls):
             return catalog(name)
     return None

@@ -82,8 +82,10 @@ from .catalog import CatalogEntry, CatalogError, Permission, encode
 __all__ = [
     "CLASSIC",
     "FAMILIES",
+    "GHES_SERVERS",
     "INSTALLATION",
     "LEVELS",
+    "MARKED_SERVERS",
     "NAME",
     "NAMESPACE",
     "SERVERS",
@@ -107,10 +109,15 @@ NAMESPACE = "https://github.com"
 LEVELS: tuple[str, ...] = ("read", "write", "admin")
 
 #: Over :func:`ramscope.providers.authserver.normalise_url` of a spec's server URL.
-SERVERS: tuple[str, ...] = (
-    r"^https://api\.github\.com$",
-    r"^https?://[^/]+/api/v3$",
-)
+SERVERS: tuple[str, ...] = (r"^https://api\.github\.com$",)
+#: GitHub Enterprise Server's API (``https://HOST/api/v3``): any host could be one, so these serve a spec
+#: only where it says it is GitHub's GHES description (``info.x-github-plan: ghes``, as every GHES
+#: description GitHub publishes does), never for a mere ``/api/v3`` base path, and never over plain http
+#: but for GitHub's own unfilled template (``{protocol}://{hostname}/api/v3``, defaults ``http`` and
+#: ``HOSTNAME``: no real host). Issue 30, item 16.
+GHES_SERVERS: tuple[str, ...] = (r"^https://[^/]+/api/v3$", r"^http://hostname/api/v3$")
+#: ``x-github-plan`` value -> the server patterns a spec with that marker may be served by besides SERVERS.
+MARKED_SERVERS: dict[str, tuple[str, ...]] = {"ghes": GHES_SERVERS}
 
 DATA_DIR = "fpt-2022-11-28"
 UPSTREAM_PATH = f"src/github-apps/data/{DATA_DIR}/"
@@ -526,7 +533,7 @@ def build(vendor_dir: Path) -> bytes:
         name=NAME,
         version=f"{date}+{digest[:8]}",
         source=source,
-        servers=SERVERS,
+        servers=SERVERS + GHES_SERVERS,
         schemes=schemes(scope_lists),
         permissions=permissions,
         entries=entries,

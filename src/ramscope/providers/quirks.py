@@ -5,7 +5,10 @@ there instead (Slack's ``conversations.history``: one scope per conversation typ
 they have since retired (Slack's perspectival ``chat:write:user``, Figma's ``files:read``), use an
 empty list for "the full-access scope" (Asana), or mark an operation anonymous where only a site
 setting makes it so (Jira). Each quirk is the provider's documented reading, with its source page;
-a provider is matched by its API's server URL or by its authorization server.
+a provider is matched by its API's server URL only (the spec's ``servers``, else where it is served),
+anchored at a label boundary and at the end: a reading of the provider's own API, never lent to a
+spec elsewhere that merely names the provider's OAuth endpoints (issue 30). ``match.domains`` are
+the provider's own registrable domains (:func:`provider_domains`, for ``provider-scope-borrowed``).
 
 :func:`apply` returns the index read that way (a new, frozen index; the spec's own index stays as
 it was). Every alternative a quirk made is recorded in ``OperationEntry.extra["quirks"]`` with the
@@ -88,7 +91,16 @@ from ..specs.model import (
 )
 from .authserver import normalise_url
 
-__all__ = ["NotExpressible", "Quirks", "apply", "data_version", "load", "match", "not_expressible"]
+__all__ = [
+    "NotExpressible",
+    "Quirks",
+    "apply",
+    "data_version",
+    "load",
+    "match",
+    "not_expressible",
+    "provider_domains",
+]
 
 
 #: At most this many readings of one alternative (the product of its terms' readings).
@@ -103,6 +115,7 @@ class Quirks:
     servers: tuple[re.Pattern[str], ...]
     authorization_servers: tuple[re.Pattern[str], ...]
     raw: Mapping[str, Any]
+    domains: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -132,6 +145,7 @@ def load() -> tuple[tuple[Quirks, ...], tuple[NotExpressible, ...], str]:
             _patterns(p["match"].get("servers")),
             _patterns(p["match"].get("authorization_servers")),
             p,
+            tuple(str(d) for d in p["match"].get("domains", ())),
         )
         for p in data["providers"]
     )
@@ -165,8 +179,24 @@ def _servers(index: SpecIndex) -> list[str]:
 
 
 def _matches(servers: Sequence[re.Pattern[str]], auths: Sequence[re.Pattern[str]], index: SpecIndex) -> bool:
-    s, a = _servers(index), _auth_urls(index)
-    return any(p.search(u) for p in servers for u in s) or any(p.search(u) for p in auths for u in a)
+    # The API's own hosts only: a spec whose servers are elsewhere gets no provider reading, whatever
+    # OAuth endpoints it names (``auths`` no longer widens the match; a Slack-named token URL on a
+    # stranger's API is flagged as borrowing instead, derive.borrowing).
+    del auths
+    own = _servers(index) or ([normalise_url(index.url)] if index.url else [])
+    return any(p.search(u) for p in servers for u in own)
+
+
+@cache
+def provider_domains() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(provider name, its own registrable domains) of every provider with quirks or not-expressible data."""
+    data = orjson.loads(resources.files("ramscope.providers").joinpath("data", "quirks.json").read_bytes())
+    out: dict[str, tuple[str, ...]] = {}
+    for p in (*data["providers"], *data.get("not_expressible", ())):
+        doms = tuple(str(d) for d in p["match"].get("domains", ()))
+        if doms:
+            out.setdefault(str(p["name"]), doms)
+    return tuple(out.items())
 
 
 def match(index: SpecIndex) -> Quirks | None:

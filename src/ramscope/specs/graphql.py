@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -217,12 +218,17 @@ def read_introspection(doc: Any) -> GqlSchema:
 _NAME = re.compile(r"[_A-Za-z][_0-9A-Za-z]{0,255}")
 _TOKEN = re.compile(
     r"(?P<skip>[\s,\ufeff]+|#[^\n\r]*)"
-    r'|(?P<block>"""(?:\\"""|[^"]|"(?!""))*""")'
-    r'|(?P<string>"(?:\\.|[^"\\\n\r])*")'
     r"|(?P<name>[_A-Za-z][_0-9A-Za-z]*)"
     r"|(?P<number>-?[0-9][0-9.eE+\-]*)"
     r"|(?P<punct>\.\.\.|[!$&():=@\[\]{|}])"
 )
+#: Strings are scanned by hand, not by a regex: a repeated group of alternatives (``(?:\\.|[^"])*``) keeps
+#: a backtracking entry per character, so one unterminated ``"""`` before 60 MB of text cost 2.4 GB
+#: (issue 30, item 12). A search for the closing quote (after an even run of backslashes) is linear and holds
+#: nothing.
+_STRING_CLOSE = re.compile(r'(?<!\\)(?:\\\\)*+"')  # possessive: a run of backslashes holds no backtracking
+#: The ``"""`` escape is the only one of a block string: any ``"""`` after a backslash is not its end.
+_BLOCK_END = re.compile(r'(?<!\\)"""')
 _KEYWORDS = ("schema", "type", "interface", "input", "enum", "union", "scalar", "directive", "extend")
 #: What SDL opens with: comments, then a description or a definition keyword (``type Query {``).
 _SDL_HEAD = re.compile(
@@ -259,17 +265,45 @@ def _tokens(text: str) -> Iterator[_Tok]:
     n = len(text)
     count = 0
     while pos < n:
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise SpecError(f"unsupported spec: GraphQL SDL with an unreadable character at offset {pos}")
-        pos = m.end()
-        kind = m.lastgroup or ""
-        if kind == "skip":
-            continue
+        if text[pos] == '"':
+            end = _block_end(text, pos) if text.startswith('"""', pos) else _string_end(text, pos)
+            kind = "block" if text.startswith('"""', pos) else "string"
+            value = text[pos:end]
+            pos = end
+        else:
+            m = _TOKEN.match(text, pos)
+            if m is None:
+                raise SpecError(f"unsupported spec: GraphQL SDL with an unreadable character at offset {pos}")
+            pos = m.end()
+            kind = m.lastgroup or ""
+            if kind == "skip":
+                continue
+            value = m.group()
         count += 1
         if count > MAX_SDL_TOKENS:
             raise SpecError(f"unsupported spec: GraphQL SDL of more than {MAX_SDL_TOKENS:,} tokens")
-        yield _Tok(kind, m.group())
+        yield _Tok(kind, value)
+
+
+def _block_end(text: str, pos: int) -> int:
+    """The end of the block string opening at ``pos`` (``\"""`` inside it is an escaped quote triple)."""
+    m = _BLOCK_END.search(text, pos + 3)
+    if m is None:
+        raise SpecError(f"unsupported spec: GraphQL SDL with an unterminated block string at offset {pos}")
+    return m.end()
+
+
+def _string_end(text: str, pos: int) -> int:
+    """The end of the one-line string opening at ``pos``: its first quote after an even run of backslashes."""
+    eol = len(text)
+    for stop in ("\n", "\r"):
+        j = text.find(stop, pos, eol)
+        if j >= 0:
+            eol = j
+    m = _STRING_CLOSE.search(text, pos + 1, eol)
+    if m is None:
+        raise SpecError(f"unsupported spec: GraphQL SDL with an unterminated string at offset {pos}")
+    return m.end()
 
 
 def _string_value(tok: _Tok) -> str:
@@ -1067,10 +1101,29 @@ def _reqs(scheme: str, alts: tuple[tuple[str, ...], ...]) -> Requirements:
     return tuple(out)
 
 
+#: Shopify's own hosts (label boundary, end anchored): the developer site and its schema proxies, shops'
+#: ``*.myshopify.com`` Admin API, ``shopify.com``'s Customer Account API.
+_SHOPIFY_HOST = re.compile(r"(?:^|\.)(?:shopify\.dev|shopify\.com|myshopify\.com)\Z")
+
+
+def _shopify_url(url: str) -> bool:
+    """Whether a schema served from ``url`` is Shopify's (https, on one of Shopify's own hosts)."""
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    return parts.scheme == "https" and bool(_SHOPIFY_HOST.search(host))
+
+
 def build_graphql_index(schema: GqlSchema, spec: FetchedSpec, *, spec_version: str = "sdl") -> SpecIndex:
     diags: list[Diagnostic] = []
     url = spec.final_url or spec.url
-    has_access = any(t.required_access or any(f.required_access for f in t.fields) for t in schema.types.values())
+    # Shopify's readings are for Shopify's schema, told by where it comes from, never by its content: a
+    # foreign introspection result with a stray requiredAccess gets no Shopify scopes (issue 30, item 13).
+    has_access = _shopify_url(url) and any(
+        t.required_access or any(f.required_access for f in t.fields) for t in schema.types.values()
+    )
     # The Customer Account API's requiredAccess names customer_ scopes; its endpoint and OAuth server are its own.
     customer = has_access and any(
         "`customer_read_" in x or "`customer_write_" in x

@@ -65,7 +65,9 @@ _K = TypeVar("_K")
 
 #: Bump when the index shape, an adapter's reading or the cached form changes: cached
 #: indexes of an older format are then rebuilt instead of trusted.
-INDEX_FORMAT_VERSION = 9  # 9: MCP server-baseline, listing hints; 8: GraphQL admin notes, Shopify; 7: "Allowed For"
+#: 10: Shopify readings by host, x-github-plan kept (issue 30); 9: MCP server-baseline, listing hints;
+#: 8: GraphQL admin notes, Shopify; 7: "Allowed For"
+INDEX_FORMAT_VERSION = 10
 
 
 class SchemeType(enum.StrEnum):

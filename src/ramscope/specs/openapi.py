@@ -314,8 +314,19 @@ class _Builder:
             schemes=tuple(self.schemes.values()),
             security_declared=declared,
             diagnostics=tuple(self.diags),
-            extra={"servers": servers} if (servers := self._server_urls()) else {},
+            extra=self._extra(info),
         )
+
+    def _extra(self, info: Mapping[str, Any]) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if servers := self._server_urls():
+            extra["servers"] = servers
+        # GitHub's own marker of which product a description is of (``ghes`` for Enterprise Server):
+        # the GitHub catalog serves an ``/api/v3`` base path only with it (issue 30, item 16).
+        plan = info.get("x-github-plan")
+        if isinstance(plan, str) and len(plan) <= 64:
+            extra["x-github-plan"] = plan
+        return extra
 
     def _items(self, paths: Mapping[str, Any]) -> Iterator[tuple[str, Any, str, dict[str, Any], str]]:
         """(path, item as written, its pointer, the item with its $ref followed, where it came from)
