@@ -203,7 +203,11 @@ def test_discovery_and_converted_specs_share_googles_namespace(
     assert gcs.scopes == [AUTH + "devstorage.read_only"]
     assert set(gcs.scope_servers.values()) == {GOOGLE} == set(bq.scope_servers.values())
     tier = r.tiers["REQUIRED"].identities["END_USER"]
-    assert tier.scopes == [AUTH + "devstorage.read_only"]  # BigQuery's jobs.insert accepts it too
+    # jobs.insert lists Cloud Storage's scopes, which do only Cloud Storage's part of a job (issue 35's
+    # home-API rule): its own choice sets them aside, so the tier does not satisfy it with the read it
+    # holds for the object read, but with BigQuery's own scope.
+    assert tier.scopes == [AUTH + "bigquery", AUTH + "devstorage.read_only"]
+    assert {c["access"]: c["scopes"] for c in tier.choices}[bq.id] == bq.scopes == [AUTH + "bigquery"]
     assert {g["namespace"] for g in tier.grants} == {GOOGLE}
     # Counted once: a method both specs and the universe know is one operation. The conversion lags
     # Discovery, so a few of its methods are not in the universe and add to it.
@@ -212,7 +216,7 @@ def test_discovery_and_converted_specs_share_googles_namespace(
     assert gcs.blast_radius is not None
     assert bq.blast_radius is not None
     union = _union_size(u, tier.scopes)
-    assert tier.blast_radius == gcs.blast_radius["universe_operations"]
+    assert tier.blast_radius >= gcs.blast_radius["universe_operations"]
     assert union <= tier.blast_radius < union + gcs.blast_radius["granted_operations"]
 
 

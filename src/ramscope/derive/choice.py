@@ -170,8 +170,6 @@ class Choosing(RunState):
         if index.kind is SpecKind.A2A:
             # Whatever the access itself needs, a reviewer must see what delegating to the agent exposes.
             record_kw["footprint"] = self._footprint(a, index)
-        if p.catalog is not None:
-            self._note_permissions(p.catalog, candidates)
         api = _api_of(space, entry)
         choice = choose_least_privilege(space, candidates, api=api) if candidates else None
         if choice is not None and p.catalog_entry is not None and pin is None:
@@ -275,7 +273,10 @@ class Choosing(RunState):
             costs=alternative_costs(alt, a.identity_used.name),
             operation_cost=operation_cost(target),
         )
-        return Outcome(a, key, record, grants, tuple(candidates), alt)
+        able = _tier_alternatives(candidates, choice, ranked)
+        if p.catalog is not None:
+            self._note_permissions(p.catalog, able)
+        return Outcome(a, key, record, grants, able, alt)
 
     def _catalog_json(self, p: Pending, alt: Alternative, grants: SpecGrants) -> dict[str, Any]:
         """What a catalog says beside the pick: permissions needed only under a condition (not ANDed),
@@ -1021,8 +1022,36 @@ def _set_aside_writer(
         levels = [level_of[s].level.name if s in level_of else "" for s in alt.scopes]
         return "WRITE" in levels and (partly or set(levels) == {"WRITE"}) and set(levels) <= {"WRITE", "READ"}
 
-    writers = [alt for alt, _why in ranked.set_aside if alt.scopes and writes(alt) and keep(alt)]
+    writers = [
+        alt
+        for alt, why in ranked.set_aside
+        if alt.scopes and writes(alt) and keep(alt) and not why.startswith(_UNHOLDABLE)
+    ]
     return choose_least_privilege(space, writers, api=api) if writers else None
+
+
+#: How the ranking sets aside what the access's identity cannot hold at all (an app's own permission,
+#: for a user's delegation): no reading of a suspect read makes it the pick, nor a tier's.
+_UNHOLDABLE = "only an app authenticating as itself can hold it"
+
+
+def _tier_alternatives(
+    candidates: Sequence[Alternative], choice: Choice, ranked: Ranked | None
+) -> tuple[Alternative, ...]:
+    """What a tier may satisfy the access with: only what its own choice judged able to do the job.
+
+    While the pick is one of the ranked eligible alternatives, those. Where a later step reached past
+    them (a write the ranking set aside by level, picked because the method writes: HubSpot's
+    ``batch/archive``, Slides' ``batchUpdate``; a provider's mark on a general permission where a slice
+    was eligible), the eligible ones were judged unable, and a tier holding one for another access
+    must not satisfy this one with it: then the pick and its rivals set aside for the same reason."""
+    own = choice.alternative
+    if any(alt.atoms == own.atoms for alt in candidates):
+        return tuple(candidates)
+    why = {alt.atoms: w for alt, w in ranked.set_aside} if ranked is not None else {}
+    reason = why.get(own.atoms)
+    rivals = [alt for alt, _ in choice.rivals if reason is not None and why.get(alt.atoms) == reason]
+    return (own, *(alt for alt in rivals if alt.atoms != own.atoms))
 
 
 def _api_of(space: GrantSpace, entry: OperationEntry) -> str | None:

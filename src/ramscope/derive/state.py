@@ -46,6 +46,8 @@ class Outcome:
     key: str
     record: AccessRecord
     grants: SpecGrants | None = None
+    #: The alternatives a tier may satisfy the access with: those its own choice judged able to do
+    #: the job (``derive.choice._tier_alternatives``), ``own`` among them; never one it ruled out.
     candidates: tuple[Alternative, ...] = ()
     #: The access's own least-privilege choice, when it has one.
     own: Alternative | None = None

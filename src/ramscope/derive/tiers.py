@@ -55,7 +55,7 @@ class Tiers(RunState):
             for ident in IDENTITIES:
                 mine = [o for o in members if o.access.identity_used.name == ident]
                 problems = [
-                    TierProblem(o.key, o.grants, o.candidates, o.own) for o in mine if o.record.complete and o.grants
+                    TierProblem(o.key, o.grants, _able(o), o.own) for o in mine if o.record.complete and o.grants
                 ]
                 incomplete = [o.access.id for o in members if not o.record.complete and _identity_bucket(o) == ident]
                 below = bases[ident]
@@ -76,7 +76,7 @@ class Tiers(RunState):
                     blast_radius=sol.blast_radius,
                     method=sol.method,
                     combinations=sol.combinations,
-                    choices=[self._tier_choice(o, sol.chosen.get(o.key), sol.atoms, below) for o in mine],
+                    choices=[self._tier_choice(o, sol.chosen, mine, sol.atoms, below) for o in mine],
                     permissions=permissions,
                     costs=tier_costs(
                         permissions,
@@ -100,10 +100,18 @@ class Tiers(RunState):
         return out
 
     def _tier_choice(
-        self, o: Outcome, chosen: Alternative | None, atoms: frozenset[Atom], below: frozenset[Atom]
+        self,
+        o: Outcome,
+        chosen_by_key: Mapping[str, Alternative],
+        mine: Sequence[Outcome],
+        atoms: frozenset[Atom],
+        below: frozenset[Atom],
     ) -> dict[str, Any]:
-        """How the tier's set satisfies one access, and why that differs from the access's own choice."""
+        """How the tier's set satisfies one access, and why that differs from the access's own choice:
+        each reason said only where it holds (the tier below grants it; other accesses of the tier use
+        it; else what it and the access's own choice would open in the tier)."""
         out: dict[str, Any] = {"access": o.access.id}
+        chosen = chosen_by_key.get(o.key)
         if chosen is None or o.own is None:
             out.update(scopes=None, credentials=None, same_as_access=None, why="the access is incomplete")
             return out
@@ -113,10 +121,27 @@ class Tiers(RunState):
             return out
         space = self.space
         extra = space.granted(atoms | o.own.atoms).bit_count() - space.granted(atoms).bit_count()
+        users = [
+            other.access.id
+            for other in mine
+            if other.key != o.key
+            and (alt := chosen_by_key.get(other.key)) is not None
+            and alt.atoms & (chosen.atoms - below)
+        ]
+        shared = below.union(*(chosen_by_key[other.key].atoms for other in mine if other.access.id in users))
         if chosen.atoms <= below:
             why = f"the tier below already grants {_alt_label(chosen)}"
+        elif chosen.atoms <= shared:
+            why = f"{_alt_label(chosen)} is in the tier's set for its other accesses ({', '.join(users)})"
         else:
-            why = f"{_alt_label(chosen)} is in the tier's set for its other accesses"
+            # Not (only) another access's: the search found the tier's set smaller with it than with the own choice.
+            instead = (atoms - (chosen.atoms - shared)) | o.own.atoms
+            out["why"] = (
+                f"with the tier's other grants, {_alt_label(chosen)} opens {space.granted(atoms).bit_count()} "
+                f"operation(s) in all, where the access's own choice {_alt_label(o.own)} in its place would open "
+                f"{space.granted(instead).bit_count()} with {len(instead)} grant(s) against {len(atoms)}"
+            )
+            return out
         out["why"] = (
             f"{why}; the access's own choice {_alt_label(o.own)} would open {extra} more operation(s)"
             if extra
@@ -251,6 +276,16 @@ def _token_scopes(outcomes: Sequence[Outcome], chosen: Mapping[str, Alternative]
             entry = out.setdefault((t["namespace"], t["scope"]), {**t, "accesses": []})
             entry["accesses"].append(o.access.id)
     return [out[k] for k in sorted(out)]
+
+
+def _able(o: Outcome) -> tuple[Alternative, ...]:
+    """The alternatives the tier may satisfy ``o`` with: those its own choice judged able
+    (``Outcome.candidates``). Should its own pick be missing from them, they are not what the choice
+    judged, and the tier keeps to the pick alone: never an alternative the choice may have ruled out."""
+    own = o.own
+    if own is None or any(alt.atoms == own.atoms for alt in o.candidates):
+        return o.candidates
+    return (own,)
 
 
 def _identity_bucket(o: Outcome) -> str:
