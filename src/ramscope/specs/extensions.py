@@ -352,6 +352,8 @@ _ZOOM_KEYS = ("x-granular-scopes", "x-macro-scopes")
 
 def _zoom_nested(op: Mapping[str, Any]) -> Mapping[str, Any] | None:
     nested = op.get("x-extensions")
+    if nested is None:  # nearly every operation: no ABC isinstance check for it (per operation, cold derive)
+        return None
     if isinstance(nested, Mapping) and any(k in nested for k in _ZOOM_KEYS):
         return nested
     return None
