@@ -21,6 +21,7 @@ files (minus ``ignore`` lines). See docs/code-eval.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import re
@@ -56,6 +57,13 @@ class Label:
     family: str
     held_out: bool
     note: str = ""
+    #: The statement's first and last lines where a reader may name the call anywhere in it (a toolset's
+    #: constructor that lists its tools); the label's own line otherwise.
+    span: tuple[int, int] | None = None
+
+    def distance(self, line: int) -> int:
+        lo, hi = self.span or (self.line, self.line)
+        return 0 if lo <= line <= hi else min(abs(line - lo), abs(line - hi))
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +125,19 @@ def _file(repo: str, held_out: bool, f: Mapping[str, Any]) -> FileLabels:
         else:
             ops = (c["op"], *c.get("also", ()))
             fam = c.get("family", fl.family)
-            fl.calls.append(Label(repo, fl.path, int(c["line"]), ops, fam, held_out, c.get("note", "")))
+            span = c.get("span")
+            fl.calls.append(
+                Label(
+                    repo,
+                    fl.path,
+                    int(c["line"]),
+                    ops,
+                    fam,
+                    held_out,
+                    c.get("note", ""),
+                    (int(span[0]), int(span[1])) if span else None,
+                )
+            )
     for kind, key in (("not_call", "not_calls"), ("unresolved", "unresolved"), ("ignore", "ignore")):
         for m in f.get(key, ()):
             if isinstance(m, list):
@@ -237,9 +257,9 @@ def score_file(
             line = s.get("line")
             if (
                 isinstance(line, int)
-                and abs(line - lab.line) <= tol
+                and lab.distance(line) <= tol
                 and _matches(site_names(s), lab.ops)
-                and (best is None or abs(line - lab.line) < abs(int(best["line"]) - lab.line))
+                and (best is None or lab.distance(line) < lab.distance(int(best["line"])))
             ):
                 best = s
         keys = ("overall", f"lang:{lang}", f"family:{lab.family}", f"repo:{fl.repo}", f"set:{split}")
@@ -250,12 +270,12 @@ def score_file(
             near = [
                 f"{s.get('line')}:{'|'.join(site_names(s)) or '-'}"
                 for s in sites
-                if isinstance(s.get("line"), int) and abs(int(s["line"]) - lab.line) <= tol
+                if isinstance(s.get("line"), int) and lab.distance(int(s["line"])) <= tol
             ]
             unres = [
                 f"{u.get('line')}: {u.get('reason')}"
                 for u in unresolved
-                if isinstance(u.get("line"), int) and abs(int(u["line"]) - lab.line) <= tol
+                if isinstance(u.get("line"), int) and lab.distance(int(u["line"])) <= tol
             ]
             res.add(keys, "fn")
             res.misses.append(
@@ -335,11 +355,20 @@ def run_draft(
     return (doc if isinstance(doc, dict) else None), info
 
 
-def _by_file(items: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
+def _by_file(items: Iterable[Any], root: Path) -> dict[str, list[Mapping[str, Any]]]:
+    """Report entries by file, relative to the repository root (a label may be relative to the root given, to the
+    working directory, or absolute, depending on how the root was named)."""
     out: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for it in items:
-        if isinstance(it, Mapping) and isinstance(it.get("file"), str):
-            out[it["file"].replace("\\", "/").removeprefix("./")].append(it)
+        if not (isinstance(it, Mapping) and isinstance(it.get("file"), str)):
+            continue
+        f = it["file"].replace("\\", "/").removeprefix("./")
+        if f.startswith("/"):
+            with contextlib.suppress(ValueError):
+                f = Path(f).relative_to(root).as_posix()
+        elif f.startswith(root.name + "/"):
+            f = f[len(root.name) + 1 :]
+        out[f].append(it)
     return out
 
 
@@ -365,8 +394,8 @@ def score(repos: list[Repo], base: Path, cmd: Sequence[str], tol: int, timeout: 
             info["error"] = info.get("error", "no draft report was written")
             sites_by, unres_by = {}, {}
         else:
-            sites_by = _by_file(report.get("call_sites") or ())
-            unres_by = _by_file(report.get("unresolved") or ())
+            sites_by = _by_file(report.get("call_sites") or (), root.resolve())
+            unres_by = _by_file(report.get("unresolved") or (), root.resolve())
             info["call_sites"] = len(report.get("call_sites") or ())
             info["call_sites_more"] = report.get("call_sites_more", 0)
             skipped = [e for e in report.get("evidence") or () if isinstance(e, Mapping) and e.get("skipped")]
