@@ -289,10 +289,9 @@ def score_file(
                 }
             )
     for s in free:
-        line = s.get("line") if isinstance(s.get("line"), int) else -(10**9)
-        mark = min(
-            (m for m in fl.marks if abs(m.line - int(line)) <= tol), key=lambda m: abs(m.line - int(line)), default=None
-        )
+        raw = s.get("line")
+        line: int = raw if isinstance(raw, int) else -(10**9)
+        mark = min((m for m in fl.marks if abs(m.line - line) <= tol), key=lambda m: abs(m.line - line), default=None)
         names = site_names(s)
         if mark and mark.kind == "ignore":
             continue
@@ -344,7 +343,11 @@ def run_draft(
         rc, err = p.returncode, p.stderr
     except subprocess.TimeoutExpired:
         rc, err = None, f"timed out after {timeout:g} s"
-    info = {"rc": rc, "seconds": round(time.perf_counter() - t0, 2), "stderr_tail": err.strip().splitlines()[-3:]}
+    info: dict[str, Any] = {
+        "rc": rc,
+        "seconds": round(time.perf_counter() - t0, 2),
+        "stderr_tail": err.strip().splitlines()[-3:],
+    }
     if not report.is_file():
         return None, info
     try:
