@@ -290,8 +290,8 @@ def score_file(
             )
     for s in free:
         raw = s.get("line")
-        line: int = raw if isinstance(raw, int) else -(10**9)
-        mark = min((m for m in fl.marks if abs(m.line - line) <= tol), key=lambda m: abs(m.line - line), default=None)
+        at = raw if isinstance(raw, int) else -(10**9)
+        mark = min((m for m in fl.marks if abs(m.line - at) <= tol), key=lambda m: abs(m.line - at), default=None)
         names = site_names(s)
         if mark and mark.kind == "ignore":
             continue
