@@ -439,6 +439,10 @@ def render(res: Result, verbose: bool) -> str:
     lines.append("")
     lines.append(f"unresolvable calls flagged unresolved-call: {flagged} of {len(res.unresolved_expected)}")
     limit = None if verbose else 25
+    by_file = Counter(f"{m['repo']} {m['site'].rsplit(':', 1)[0]}" for m in res.misses)
+    if by_file:
+        lines.append("\nfiles with the most misses:")
+        lines.extend(f"  {n:3}  {k}" for k, n in by_file.most_common(10))
     lines.append(f"\nmisses ({len(res.misses)}):")
     for m in res.misses[:limit]:
         near = f"  [reported near: {', '.join(m['reported_near'])}]" if m["reported_near"] else ""
