@@ -425,6 +425,9 @@ def render(res: Result, verbose: bool) -> str:
         extra = f", error: {info['error']}" if info.get("error") else ""
         skipped = info.get("labelled_files_skipped") or []
         extra += f", labelled files skipped: {len(skipped)}" if skipped else ""
+        extra += (
+            f", {info['call_sites_more']} call sites beyond the report's list" if info.get("call_sites_more") else ""
+        )
         lines.append(
             f"ran {info['repo']}: rc {info['rc']}, {info['seconds']} s, {info.get('call_sites', 0)} call sites{extra}"
         )
