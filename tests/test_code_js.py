@@ -597,3 +597,17 @@ def test_a_client_instance_called_as_a_function_is_read() -> None:
     )
     assert isinstance(c, ObservedCall)
     assert (c.method, c.url) == ("POST", "https://api.acme.test/v2/users")
+
+
+def test_an_mcp_tool_on_a_server_without_a_url_keeps_its_name() -> None:
+    """A stdio (or untold) server's tool call is unresolved, yet names its tool, so the draft report
+    lists the call site by the tool (it was listed only among the unresolved, nameless)."""
+    src = b"""
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+const client = new Client({ name: "agent", version: "1.0.0" });
+await client.connect(new StdioClientTransport({ command: "server" }));
+const result = await client.callTool({ name: "create_issue", arguments: { title: "x" } });
+"""
+    found = [c for c in read_js(src, "agent.ts", dialect="ts") if isinstance(c, UnresolvedCall)]
+    assert [(c.line, c.via, c.operation) for c in found] == [(6, "mcp-sdk", "create_issue")]

@@ -639,3 +639,25 @@ def test_python_asana_as_its_readme_writes_it() -> None:
         (8, "GET /api/1.0/tasks/{task_gid}"),
         (9, "POST /api/1.0/tasks"),
     ]
+
+
+def test_a_request_whose_execute_is_handed_on_uncalled_is_still_a_call() -> None:
+    """google_workspace_mcp's idiom: ``await asyncio.to_thread(service.events().list(...).execute)``;
+    the request is sent by the thread, so it is the call (it was silently dropped)."""
+    src = """\
+    import asyncio
+    from googleapiclient.discovery import build
+
+    async def events(creds):
+        service = build("calendar", "v3", credentials=creds)
+        result = await asyncio.to_thread(service.events().list(calendarId="primary").execute)
+        return result
+
+    async def send(service, msg):
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, service.users().messages().send(userId="me", body=msg).execute)
+    """
+    assert [(line, op) for line, op, _ in _calls(src)] == [
+        (6, "calendar.events.list"),
+        (11, "gmail.users.messages.send"),
+    ]

@@ -941,10 +941,10 @@ class _Reader:
             return self._unresolved(node, "mcp-sdk", "the MCP tool name is computed at run time")
         server = self.connected.get(client.key, "")
         if server == "stdio:":
-            return self._unresolved(node, "mcp-sdk", f"MCP tool {tool!r} on a stdio server (no URL)")
+            return self._unresolved(node, "mcp-sdk", f"MCP tool {tool!r} on a stdio server (no URL)", tool)
         url = strip_url(server) if server else None
         if url is None:
-            return self._unresolved(node, "mcp-sdk", f"MCP tool {tool!r} on a server whose URL cannot be told")
+            return self._unresolved(node, "mcp-sdk", f"MCP tool {tool!r} on a server whose URL cannot be told", tool)
         return self._observed(node, "tools/call", url, via="mcp-sdk", tool=tool)
 
     def _a2a(self, node: Node, client: Cli, names: tuple[str, ...]) -> ObservedCall | UnresolvedCall | None:
@@ -1133,7 +1133,7 @@ class _Reader:
             spec=spec,
         )
 
-    def _unresolved(self, node: Node, via: str, reason: str) -> ObservedCall | UnresolvedCall:
+    def _unresolved(self, node: Node, via: str, reason: str, operation: str = "") -> ObservedCall | UnresolvedCall:
         line = node.start_point[0] + 1
         named = self._marker(line)
         if named is not None:
@@ -1149,7 +1149,9 @@ class _Reader:
                 operation=operation,
                 via=via or "marker",
             )
-        return UnresolvedCall(self.label, line, via, reason, one_line(self.text(node), max_len=160))
+        return UnresolvedCall(
+            self.label, line, via, reason, one_line(self.text(node), max_len=160), operation=operation
+        )
 
     def _marked(self, node: Node, claimed: set[int]) -> ObservedCall | None:
         """A call the reader sees no client in, named by a marker on its line or the line above that no

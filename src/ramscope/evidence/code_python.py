@@ -34,7 +34,7 @@ __all__ = ["PREFILTER", "parse_marker", "read_python"]
 PREFILTER = (
     b"googleapiclient",
     b"apiclient",
-    b".execute(",
+    b".execute",
     b"msgraph",
     b"github",
     b"slack",
@@ -479,7 +479,12 @@ class _Reader:
                 if v is None and f"{scope.cls}.{node.attr}" in self.funcs:
                     return self.funcs[f"{scope.cls}.{node.attr}"]
                 return v
-            return self._attr(self._eval(node.value, scope, d), node.attr)
+            base = self._eval(node.value, scope, d)
+            if node.attr == "execute":
+                # ``request.execute`` handed on uncalled (``asyncio.to_thread(req.execute)``,
+                # ``loop.run_in_executor(None, req.execute)``): the request is sent all the same.
+                self._execute_reference(base, node)
+            return self._attr(base, node.attr)
         if isinstance(node, ast.Call):
             return self._call(node, scope, d)
         if isinstance(node, ast.Await):
@@ -970,7 +975,16 @@ class _Reader:
         line = getattr(node, "lineno", 0)
         self._put(node, f"? {operation}", UnresolvedCall(self.label, line, via, reason, text, operation))
 
-    def _emit_google(self, res: _GRes, node: ast.Call) -> None:
+    def _execute_reference(self, base: _Value, node: ast.Attribute) -> None:
+        """A Discovery request's ``execute`` named without a call: emitted as the call it will be."""
+        if isinstance(base, _GRes):
+            self._emit_google(base, node)
+        elif base is None and isinstance(node.value, ast.Call):
+            chain = _chain(node.value)
+            if chain is not None and len(chain) >= 2:
+                self._emit_google(_GRes(None, chain, node.value.lineno), node)
+
+    def _emit_google(self, res: _GRes, node: ast.Call | ast.Attribute) -> None:
         chain = ".".join(res.chain)
         svc = res.svc
         if svc is not None and svc.api is None:

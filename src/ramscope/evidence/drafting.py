@@ -760,7 +760,8 @@ def _unresolved_site(u: UnresolvedCall) -> dict[str, Any]:
         "operation": u.operation,
         "method": None,
         "url": None,
-        "tool": u.operation if u.via == "mcp" else None,
+        # Both readers' MCP clients ("mcp": Python's SDK, "mcp-sdk": TypeScript's): the tool is what the code names.
+        "tool": u.operation if u.via in ("mcp", "mcp-sdk") else None,
         "spec_url": None,
         "matched": False,
         "unresolved": u.reason,
