@@ -16,6 +16,7 @@ from ramscope.derive import Engine
 from ramscope.outputs.report import Report
 from tests._specs import FIXTURES
 from tests.support.httpserver import LocalHTTPServer
+from tests.support.shopify import shopify_served_by
 from tests.test_derive import card
 
 REACH = Path(__file__).parent / "fixtures" / "specs" / "reach"
@@ -29,6 +30,13 @@ def server(npm_corpora: Path) -> Iterator[LocalHTTPServer]:
         srv.route("/slack.json", body=(REACH / "slack.json").read_bytes())
         srv.route("/shopify.json", body=(FIXTURES / "graphql" / "shopify-admin-2026-10.shopifyql.json").read_bytes())
         yield srv
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shopify_is_served_here(server: LocalHTTPServer) -> Iterator[None]:
+    """The local server stands in for shopify.dev (:mod:`tests.support.shopify`)."""
+    with shopify_served_by(server):
+        yield
 
 
 @pytest.fixture(scope="module")

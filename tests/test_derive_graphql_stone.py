@@ -16,6 +16,7 @@ from ramscope.outputs.report import Report
 from ramscope.schema import load_schema
 from tests._specs import FIXTURES
 from tests.support.httpserver import LocalHTTPServer
+from tests.support.shopify import shopify_served_by
 
 _TEXT = {"Content-Type": "text/plain; charset=utf-8"}
 
@@ -30,13 +31,10 @@ def server() -> Iterator[LocalHTTPServer]:
 
 
 @pytest.fixture(autouse=True)
-def _shopify_is_served_here(server: LocalHTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Shopify's readings hold for Shopify's own hosts only (issue 30, item 13; tests/adversarial/
-    test_provider_hosts.py): the local server stands in for shopify.dev here."""
-    from ramscope.specs import graphql
-
-    real = graphql._shopify_url
-    monkeypatch.setattr(graphql, "_shopify_url", lambda url: url.startswith(server.url("/shopify")) or real(url))
+def _shopify_is_served_here(server: LocalHTTPServer) -> Iterator[None]:
+    """The local server stands in for shopify.dev (:mod:`tests.support.shopify`)."""
+    with shopify_served_by(server):
+        yield
 
 
 def _derive(server: LocalHTTPServer, tmp_path: Path, *entries: tuple[str, str, dict[str, Any], str]) -> Report:

@@ -20,6 +20,7 @@ from ramscope.outputs.report import Report
 from ramscope.providers.reach import classify
 from tests._specs import FIXTURES
 from tests.support.httpserver import LocalHTTPServer
+from tests.support.shopify import shopify_served_by
 from tests.test_derive import card
 
 #: The scopes HubSpot's Products v3 service lists on every operation (one {oauth2: [scope]} each), in the
@@ -65,6 +66,13 @@ def server() -> Iterator[LocalHTTPServer]:
         srv.route("/shopify.json", body=(FIXTURES / "graphql" / "shopify-admin-2026-10.trimmed.json").read_bytes())
         srv.route("/hubspot-products.json", body=_hubspot_products())
         yield srv
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _shopify_is_served_here(server: LocalHTTPServer) -> Iterator[None]:
+    """The local server stands in for shopify.dev (:mod:`tests.support.shopify`)."""
+    with shopify_served_by(server):
+        yield
 
 
 @pytest.fixture(scope="module")
