@@ -1135,20 +1135,9 @@ class _Reader:
 
     def _unresolved(self, node: Node, via: str, reason: str, operation: str = "") -> ObservedCall | UnresolvedCall:
         line = node.start_point[0] + 1
-        named = self._marker(line)
-        if named is not None:
-            method, url, operation, tool = named
-            return ObservedCall(
-                time="",
-                method=method,
-                url=url,
-                tool=tool,
-                fmt=EvidenceFormat.CODE,
-                source=self.label,
-                entry=line,
-                operation=operation,
-                via=via or "marker",
-            )
+        marked = self._marker_call(line, via or "marker")
+        if marked is not None:
+            return marked
         return UnresolvedCall(
             self.label, line, via, reason, one_line(self.text(node), max_len=160), operation=operation
         )
@@ -1159,23 +1148,29 @@ class _Reader:
         line = node.start_point[0] + 1
         for at in (line, line - 1):
             if at in self.comments and at not in claimed:
-                named = self._marker(line)
-                if named is None:
-                    return None
-                claimed.add(at)
-                method, url, operation, tool = named
-                return ObservedCall(
-                    time="",
-                    method=method,
-                    url=url,
-                    tool=tool,
-                    fmt=EvidenceFormat.CODE,
-                    source=self.label,
-                    entry=line,
-                    operation=operation,
-                    via="marker",
-                )
+                marked = self._marker_call(line, "marker")
+                if marked is not None:
+                    claimed.add(at)
+                return marked
         return None
+
+    def _marker_call(self, line: int, via: str) -> ObservedCall | None:
+        """The call a marker on ``line`` (or the one above) names, as the reader yields it."""
+        named = self._marker(line)
+        if named is None:
+            return None
+        method, url, operation, tool = named
+        return ObservedCall(
+            time="",
+            method=method,
+            url=url,
+            tool=tool,
+            fmt=EvidenceFormat.CODE,
+            source=self.label,
+            entry=line,
+            operation=operation,
+            via=via,
+        )
 
     def _marker(self, line: int) -> tuple[str, str, str, str] | None:
         """(method, url, operation, tool) of ``// ramscope: OPERATION``, ``// ramscope: METHOD URL`` or
